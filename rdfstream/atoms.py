@@ -1,0 +1,41 @@
+"""Atoms: a predicate applied to terms.  ``p(s, o)`` is also how a triple ⟨s, p, o⟩ is represented."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .errors import Span
+from .terms import Term, format_term, is_var
+
+
+@dataclass(frozen=True, slots=True)
+class Atom:
+    pred: str
+    args: tuple[Term, ...] = ()
+    span: Span | None = field(default=None, compare=False, hash=False, repr=False)
+
+    def __str__(self) -> str:
+        if not self.args:
+            return self.pred
+        return f"{self.pred}({','.join(format_term(a) for a in self.args)})"
+
+    @property
+    def arity(self) -> int:
+        return len(self.args)
+
+    @property
+    def signature(self) -> tuple[str, int]:
+        return (self.pred, len(self.args))
+
+    def variables(self) -> list:
+        return [a for a in self.args if is_var(a)]
+
+    def is_ground(self) -> bool:
+        return not any(is_var(a) for a in self.args)
+
+
+def format_atom(pred: str, args: tuple) -> str:
+    """Print an atom given as predicate and argument tuple (the engine's internal form)."""
+    if not args:
+        return pred
+    return f"{pred}({','.join(format_term(a) for a in args)})"

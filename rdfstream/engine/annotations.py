@@ -1,0 +1,149 @@
+"""Annotated maps and the expiry calendar.
+
+An :class:`AnnotatedMap` holds groundings ``vals -> horizon``: a grounding is guaranteed to hold at
+every evaluation time up to its horizon (Laser's [consideration, horizon]; the consideration time is
+implicit in *when* the grounding enters the map, and new or extended groundings are listed in
+``delta`` for semi-naive firing).  When the same grounding is derived again, the larger horizon wins:
+every grounding present at ``t`` is valid at ``t``, so the union of two annotations is again an interval.
+
+The :class:`Calendar` files each horizon under its expiry time so that advancing time costs in
+proportion to what expires, and remembers the times at which something happens (events).
+"""
+
+from __future__ import annotations
+
+import heapq
+
+from ..ir.windows import INF
+
+
+class AnnotatedMap:
+    __slots__ = ("entries", "keyed", "delta", "calendar", "name", "kind")
+
+    def __init__(self, calendar: "Calendar", name: str = "", kind: str = "literal"):
+        self.kind = kind
+        self.entries: dict[tuple, int] = {}
+        # secondary hash indexes: column positions -> key -> {vals: None}
+        self.keyed: dict[tuple[int, ...], dict[tuple, dict[tuple, None]]] = {}
+        self.delta: list[tuple] = []
+        self.calendar = calendar
+        self.name = name
+
+    def index_on(self, cols: tuple[int, ...]) -> dict[tuple, dict[tuple, None]]:
+        idx = self.keyed.get(cols)
+        if idx is None:
+            idx = {}
+            for vals in self.entries:
+                idx.setdefault(tuple(vals[c] for c in cols), {})[vals] = None
+            self.keyed[cols] = idx
+        return idx
+
+    def put(self, vals: tuple, h: int, now: int) -> bool:
+        """Add or extend a grounding valid now until ``h``; True when it is new or extended."""
+        entries = self.entries
+        old = entries.get(vals)
+        if old is not None and old >= h:
+            return False
+        entries[vals] = h
+        if old is None:
+            for cols, idx in self.keyed.items():
+                key = tuple(vals[c] for c in cols)
+                bucket = idx.get(key)
+                if bucket is None:
+                    idx[key] = {vals: None}
+                else:
+                    bucket[vals] = None
+        self.delta.append(vals)
+        self.calendar.file(self, vals, h, now)
+        return True
+
+    def discard(self, vals: tuple) -> None:
+        del self.entries[vals]
+        for cols, idx in self.keyed.items():
+            key = tuple(vals[c] for c in cols)
+            bucket = idx[key]
+            del bucket[vals]
+            if not bucket:
+                del idx[key]
+
+    def expire(self, vals: tuple, h: int) -> bool:
+        """Drop ``vals`` if its horizon is still ``h`` (it was not extended since it was filed)."""
+        if self.entries.get(vals) == h:
+            self.discard(vals)
+            return True
+        return False
+
+    def clear(self) -> None:
+        self.entries.clear()
+        for idx in self.keyed.values():
+            idx.clear()
+        self.delta.clear()
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def __getstate__(self):
+        return {"entries": self.entries, "keys": list(self.keyed), "calendar": self.calendar, "name": self.name,
+                "kind": self.kind}
+
+    def __setstate__(self, state):
+        self.entries = state["entries"]
+        self.calendar = state["calendar"]
+        self.name = state["name"]
+        self.kind = state["kind"]
+        self.delta = []
+        self.keyed = {}
+        for cols in state["keys"]:
+            self.index_on(tuple(cols))
+
+
+class Calendar:
+    """Expiry buckets keyed by horizon, plus the event times (ticks where something changes)."""
+
+    def __init__(self) -> None:
+        self.buckets: dict[int, list] = {}
+        self.heap: list[int] = []
+        self.events: list[int] = []  # heap of future event times
+        self.event_set: set[int] = set()
+        self.listeners: dict[int, object] = {}
+
+    def file(self, owner: AnnotatedMap, vals: tuple, h: int, now: int) -> None:
+        if h >= INF:
+            return
+        bucket = self.buckets.get(h)
+        if bucket is None:
+            self.buckets[h] = [(owner, vals)]
+            heapq.heappush(self.heap, h)
+        else:
+            bucket.append((owner, vals))
+        if h > now:
+            # expiry at h+1 changes the answer; an annotation ending now (volatile) is recomputed at
+            # every evaluated tick and needs no event of its own.
+            self.add_event(h + 1)
+
+    def add_event(self, t: int) -> None:
+        if t not in self.event_set:
+            self.event_set.add(t)
+            heapq.heappush(self.events, t)
+
+    def next_event(self) -> int | None:
+        return self.events[0] if self.events else None
+
+    def pop_events_through(self, t: int) -> bool:
+        """Forget events at or before ``t``; True if one was at ``t``."""
+        hit = False
+        events = self.events
+        while events and events[0] <= t:
+            e = heapq.heappop(events)
+            self.event_set.discard(e)
+            hit = hit or e == t
+        return hit
+
+    def expire_before(self, t: int):
+        """Yield ``(owner, vals)`` of every grounding whose horizon is < t and was not extended."""
+        heap = self.heap
+        while heap and heap[0] < t:
+            h = heapq.heappop(heap)
+            for owner, vals in self.buckets.pop(h):
+                if owner.expire(vals, h):
+                    yield owner, vals

@@ -1,0 +1,262 @@
+"""Positive extended atoms as materialised, shared literal indexes.
+
+Every positive extended atom of the program (after normalisation) becomes one :class:`Literal`, shared by
+all rules that use the same atom pattern under the same window and operator.  A literal holds the
+groundings of its variables that make it true *now*, each annotated with its horizon.
+
+* **Stable** literals (``<>`` and ``@`` over time windows, plain atoms) are fed when an atom arrives or is
+  derived: the window arithmetic gives at once the evaluation times at which the grounding holds, so
+  it is never recomputed (Laser's Algorithm 2).  Parts whose truth moves with the clock (``@U`` over
+  background atoms or over atoms derived at every tick) are recomputed per tick ("supplements").
+* **Volatile** literals (``[]``, tuple windows) are recomputed at every evaluated tick; their
+  groundings hold for that tick only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..ir.nodes import ExtAtom, Op, TupleWindow
+from ..ir.windows import INF, range_at, visible_evals
+from ..terms import Var, is_var
+from .annotations import AnnotatedMap
+
+ALL = None  # a view over the data of every stream
+
+
+@dataclass(frozen=True, slots=True)
+class LiteralSpec:
+    """The canonical shape of a positive extended atom; equal specs share one index."""
+
+    pred: str
+    pattern: tuple  # per argument: ("c", const) or ("v", position in vals)
+    nvals: int  # number of values in a grounding (distinct variables, incl. the @ time variable)
+    op: Op
+    time: tuple | None  # for @: ("v", position) or ("c", int)
+    tuple_window: bool
+    size: int  # INF when there is no window
+    step: int
+    view: str | None  # stream read by the window; ALL for plain atoms / no window
+
+    @property
+    def arity(self) -> int:
+        return len(self.pattern)
+
+    @property
+    def volatile(self) -> bool:
+        return self.op is Op.BOX or self.tuple_window
+
+
+def literal_spec(ext: ExtAtom) -> tuple[LiteralSpec, tuple[Var, ...]]:
+    """Canonical spec of the *positive* part of ``ext`` and the rule variables its values bind, in order."""
+    order: list[Var] = []
+    pattern = []
+    for arg in ext.atom.args:
+        if is_var(arg):
+            if arg not in order:
+                order.append(arg)  # type: ignore[arg-type]
+            pattern.append(("v", order.index(arg)))  # type: ignore[arg-type]
+        else:
+            pattern.append(("c", arg))
+    time = None
+    if ext.op is Op.AT:
+        if is_var(ext.time):
+            if ext.time not in order:
+                order.append(ext.time)  # type: ignore[arg-type]
+            time = ("v", order.index(ext.time))  # type: ignore[arg-type]
+        else:
+            time = ("c", ext.time)
+    op = ext.op or Op.DIAMOND
+    window = ext.window
+    if window is None:
+        size, step, view, is_tuple = (0 if ext.op is None else INF), 1, ALL, False
+    elif type(window) is TupleWindow:
+        size, step, view, is_tuple = window.size, 1, window.stream, True
+    else:
+        size, step, view, is_tuple = window.size, window.step, window.stream, False
+    spec = LiteralSpec(ext.atom.pred, tuple(pattern), len(order), op, time, is_tuple, size, step, view)
+    return spec, tuple(order)
+
+
+def compile_matcher(spec: LiteralSpec):
+    """A function ``args -> vals`` (without the @ time value) or None when the atom does not match."""
+    n_atom_vals = max([p[1] + 1 for p in spec.pattern if p[0] == "v"], default=0)
+    checks = [f"len(a) == {spec.arity}"]
+    first: dict[int, int] = {}
+    consts = {}
+    for i, (kind, value) in enumerate(spec.pattern):
+        if kind == "c":
+            consts[f"c{i}"] = value
+            checks.append(f"a[{i}] == c{i}")
+        elif value in first:
+            checks.append(f"a[{i}] == a[{first[value]}]")
+        else:
+            first[value] = i
+    identity = [first.get(k) for k in range(n_atom_vals)] == list(range(spec.arity))
+    result = "a" if identity else "(" + "".join(f"a[{first[k]}], " for k in range(n_atom_vals)) + ")"
+    src = f"def match(a):\n    if {' and '.join(checks)}:\n        return {result}\n    return None\n"
+    namespace: dict = dict(consts)
+    exec(src, namespace)  # noqa: S102 - generated from the program's own atom patterns
+    return namespace["match"]
+
+
+class Literal:
+    """A shared literal index; see the module docstring."""
+
+    def __init__(self, spec: LiteralSpec, engine) -> None:
+        self.spec = spec
+        self.engine = engine
+        self.map = AnnotatedMap(engine.calendar, repr(spec))
+        self.match = compile_matcher(spec)
+        n_atom_vals = max([p[1] + 1 for p in spec.pattern if p[0] == "v"], default=0)
+        # where the @ time goes: appended, checked against an atom variable, or a constant
+        self.time_mode = None
+        if spec.time is not None:
+            kind, value = spec.time
+            if kind == "c":
+                self.time_mode = ("const", value)
+            elif value >= n_atom_vals:
+                self.time_mode = ("append", value)
+            else:
+                self.time_mode = ("same", value)
+
+    # -- groundings -------------------------------------------------------------------------
+
+    def vals_at(self, args: tuple, point: int):
+        """Values of a grounding for an atom holding at ``point`` (the @ time included), or None."""
+        vals = self.match(args)
+        if vals is None or self.time_mode is None:
+            return vals
+        mode, value = self.time_mode
+        if mode == "append":
+            return vals + (point,)
+        if mode == "same":
+            return vals if vals[value] == point else None
+        return vals if point == value else None
+
+    def sees_stream(self, stream: str) -> bool:
+        return self.spec.view is ALL or self.spec.view == stream
+
+    # -- stable feeding -----------------------------------------------------------------------
+
+    def on_point(self, args: tuple, point: int, horizon: int, now: int) -> None:
+        """An atom holds at ``point`` from now until evaluation time ``horizon``."""
+        spec = self.spec
+        vals = self.vals_at(args, point)
+        if vals is None:
+            return
+        span = visible_evals(spec.size, spec.step, point, self.engine.start)
+        if span is None:
+            return
+        first = span[0] if span[0] > now else now
+        last = span[1] if span[1] < horizon else horizon
+        if first > last:
+            return
+        if first > now:
+            self.engine.calendar_activate(first, self.map, vals, last)
+        else:
+            self.map.put(vals, last, now)
+
+    def on_now(self, args: tuple, horizon: int, now: int) -> None:
+        """An atom derived at every evaluation time up to ``horizon`` (a plain head)."""
+        spec = self.spec
+        if spec.op is Op.DIAMOND and spec.step == 1:
+            vals = self.match(args)
+            if vals is not None:
+                self.map.put(vals, horizon, now)
+        # @ and stepped windows over such atoms are clock-dependent: see refresh_supplement
+
+    def on_background(self, args: tuple, now: int) -> None:
+        spec = self.spec
+        if spec.op is Op.DIAMOND and not spec.tuple_window:
+            vals = self.match(args)
+            if vals is None:
+                return
+            start = self.engine.start
+            first = -(-start // spec.step) * spec.step  # first tick whose range is not empty
+            if first > now:
+                self.engine.calendar_activate(first, self.map, vals, INF)
+            else:
+                self.map.put(vals, INF, now)
+
+    # -- per-tick recomputation -----------------------------------------------------------------
+
+    def time_range(self, t: int):
+        spec = self.spec
+        if spec.tuple_window:
+            return self.engine.tuple_range(spec.view, spec.size, t)
+        return range_at(spec.size, spec.step, t, self.engine.start)
+
+    def needs_supplement(self, derived_now: bool, has_background: bool) -> bool:
+        spec = self.spec
+        if spec.volatile:
+            return False
+        if spec.op is Op.AT:
+            return derived_now or has_background
+        return derived_now and spec.step > 1
+
+    def refresh_supplement(self, t: int) -> None:
+        spec = self.spec
+        rng = self.time_range(t)
+        if rng is None:
+            return
+        lo, hi = rng
+        engine = self.engine
+        put = self.map.put
+        if hi == t:
+            for args in engine.now_facts(spec.pred):
+                vals = self.vals_at(args, t)
+                if vals is not None:
+                    put(vals, t, t)
+        if spec.op is Op.AT:
+            for args in engine.background_of(spec.pred):
+                for u in range(lo, hi + 1):
+                    vals = self.vals_at(args, u)
+                    if vals is not None:
+                        put(vals, t, t)
+
+    def refresh_volatile(self, t: int) -> None:
+        """Recompute a box or tuple-window literal for evaluation time ``t``."""
+        spec = self.spec
+        rng = self.time_range(t)
+        if rng is None:
+            return
+        lo, hi = rng
+        engine = self.engine
+        put = self.map.put
+        if spec.tuple_window:
+            kept = engine.tuple_kept(spec.view, spec.size, t, spec.pred)
+            if spec.op is Op.BOX:
+                points: dict[tuple, set[int]] = {}
+                for point, args in kept:
+                    points.setdefault(args, set()).add(point)
+                need = hi - lo + 1
+                for args, seen in points.items():
+                    if len(seen) == need:
+                        vals = self.match(args)
+                        if vals is not None:
+                            put(vals, t, t)
+            else:
+                for point, args in kept:
+                    vals = self.vals_at(args, point)
+                    if vals is not None:
+                        put(vals, t, t)
+            for args in engine.background_of(spec.pred):
+                if spec.op is Op.AT:
+                    for u in range(lo, hi + 1):
+                        vals = self.vals_at(args, u)
+                        if vals is not None:
+                            put(vals, t, t)
+                else:
+                    vals = self.match(args)
+                    if vals is not None:
+                        put(vals, t, t)
+            return
+        # box over a time window: candidates hold at hi; each must hold at every point of [lo, hi]
+        for args in engine.candidates_at(spec.pred, spec.view, hi, t):
+            vals = self.match(args)
+            if vals is None:
+                continue
+            if engine.holds_throughout(spec.pred, spec.view, args, lo, hi, t):
+                put(vals, t, t)
+

@@ -1,0 +1,491 @@
+"""The incremental engine: push atoms, advance time, read the answer (Laser's Algorithm 1, event-driven).
+
+At each *evaluated* tick ``t``:
+
+1. groundings whose horizon is before ``t`` expire (calendar buckets, cost ∝ what expires);
+2. groundings that start to hold at ``t`` (future @-placements, stepped windows) are activated;
+3. the atoms pushed for ``t`` are fed to the literals that can see them;
+4. strata are evaluated bottom-up: volatile literals (``[]``, tuple windows, clock-dependent parts) are
+   recomputed, rules fire semi-naively on their literals' deltas, rules with negation fire once fully;
+5. the change of the output is collected.
+
+A tick with no data, nothing expiring and nothing activating has the answer of the tick before it (after
+one "settle" tick following data), so it is skipped — unless the program is clock-dependent (it binds
+``@U`` over atoms that hold at every point, or looks at derived atoms through ``[]``).
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Iterable, Iterator
+
+from ..atoms import Atom
+from ..errors import EvaluationError
+from ..ir.analysis import analyse
+from ..ir.nodes import DEFAULT_STREAM, ExtAtom, Op, Program
+from ..ir.printer import format_rule
+from ..ir.windows import INF
+from .annotations import AnnotatedMap, Calendar
+from .literals import ALL, Literal, LiteralSpec, literal_spec
+from .rules import CompiledRule, compile_rule
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """What changed at an evaluated tick ``t``.  Ticks between two snapshots have the earlier answer."""
+
+    t: int
+    added: frozenset[Atom]
+    removed: frozenset[Atom]
+    placed: dict[int, frozenset[Atom]] | None = field(default=None, compare=False)
+
+
+@dataclass
+class _Stratum:
+    rules: list[CompiledRule]
+    recursive: bool
+    volatile: list[Literal]
+    supplements: list[Literal]
+
+
+class Engine:
+    """Incremental evaluation of one LARS program.
+
+    >>> e = Engine(program); e.push(atoms, 36); e.advance_to(42); e.holds()
+    """
+
+    def __init__(self, program: Program, *, start: int | None = None, background: Iterable[Atom] = (),
+                 report_placed: bool = False) -> None:
+        strata = analyse(program)
+        self.program = program
+        self.report_placed = report_placed
+        self.start: int | None = None
+        self.calendar = Calendar()
+        self.activations: dict[int, list] = {}
+        self.now = -INF
+        self.last: int | None = None  # last evaluated tick
+        self.current: int | None = None  # the time the engine has advanced to
+        self.pending: dict[int, list] = {}
+        self.pending_heap: list[int] = []
+        self.intensional = program.intensional()
+        self.plain_heads = {r.head.atom.pred for r in program.rules if r.head.time is None}
+        self.background: dict[str, set[tuple]] = {}
+        for atom in list(program.facts) + list(background):
+            self.background.setdefault(atom.pred, set()).add(atom.args)
+        self.literals: dict[LiteralSpec, Literal] = {}
+        self.now_store: dict[str, AnnotatedMap] = {}
+        self.placed_store: dict[str, AnnotatedMap] = {}
+        self.touched: dict[tuple, bool] = {}
+        self.extras_prev: set[tuple] = set()
+        self.settle = True
+        self._build(strata)
+        if start is not None:
+            self._set_start(start)
+
+    # ---------------------------------------------------------------- compilation
+
+    def _literal(self, ext: ExtAtom):
+        spec, vars_ = literal_spec(ext)
+        lit = self.literals.get(spec)
+        if lit is None:
+            lit = self.literals[spec] = Literal(spec, self)
+        return lit, vars_
+
+    def _build(self, strata) -> None:
+        rules = self.program.rules
+        for pred in self.intensional:
+            self.now_store[pred] = AnnotatedMap(self.calendar, pred, "now")
+            self.placed_store[pred] = AnnotatedMap(self.calendar, pred, "placed")
+            self.placed_store[pred].index_on((1,))
+        compiled: dict[int, CompiledRule] = {}
+        for i, rule in enumerate(rules):
+            emit = self._emitter(rule)
+            compiled[i] = compile_rule(rule, i, self._literal, emit)
+        self.compiled = compiled
+        # who hears about which atoms
+        self.data_subs: dict[str, list[Literal]] = {}
+        self.point_subs: dict[str, list[Literal]] = {}
+        self.now_subs: dict[str, list[Literal]] = {}
+        for lit in self.literals.values():
+            spec = lit.spec
+            if spec.volatile:
+                continue
+            self.data_subs.setdefault(spec.pred, []).append(lit)
+            self.point_subs.setdefault(spec.pred, []).append(lit)
+            if spec.pred in self.plain_heads:
+                self.now_subs.setdefault(spec.pred, []).append(lit)
+        # volatile literals and supplements are refreshed by the first stratum that reads them
+        refreshed: set[LiteralSpec] = set()
+        self.strata: list[_Stratum] = []
+        self.clock_dependent = False
+        self.steps: set[int] = set()
+        self.tuple_sizes: dict[str, int] = {}
+        self.box_views: dict[tuple, None] = {}
+        for lit in self.literals.values():
+            spec = lit.spec
+            if spec.step > 1:
+                self.steps.add(spec.step)
+            if spec.tuple_window:
+                self.tuple_sizes[spec.view] = max(self.tuple_sizes.get(spec.view, 0), spec.size)
+                if spec.op is Op.AT and spec.pred in self.background:
+                    self.clock_dependent = True
+            elif spec.op is Op.BOX:
+                self.box_views[(spec.view, spec.pred)] = None
+                if spec.pred in self.intensional:
+                    self.clock_dependent = True
+            if lit.needs_supplement(spec.pred in self.plain_heads, spec.pred in self.background):
+                if spec.op is Op.AT:
+                    self.clock_dependent = True
+        for cr in compiled.values():
+            if any(n.guard == "in_range" for n in cr.negatives):
+                self.clock_dependent = True
+        for st in strata:
+            crs = [compiled[i] for i in st.rules]
+            volatile, supplements = [], []
+            for cr in crs:
+                for lit in [p.literal for p in cr.positives] + [n.literal for n in cr.negatives]:
+                    spec = lit.spec
+                    if spec in refreshed and spec.pred not in st.preds:
+                        continue
+                    if spec.volatile:
+                        volatile.append(lit)
+                    elif lit.needs_supplement(spec.pred in self.plain_heads, spec.pred in self.background):
+                        supplements.append(lit)
+                    else:
+                        continue
+                    refreshed.add(spec)
+            self.strata.append(_Stratum(crs, st.recursive, _unique(volatile), _unique(supplements)))
+        # data history for boxes over time windows
+        self.history: dict[tuple, dict[int, set]] = {(v, p): {} for (v, p) in self.box_views}
+        self.history_keep: dict[tuple, int] = {}
+        for lit in self.literals.values():
+            spec = lit.spec
+            if spec.op is Op.BOX and not spec.tuple_window:
+                key = (spec.view, spec.pred)
+                self.history_keep[key] = max(self.history_keep.get(key, 0), min(INF, spec.size + spec.step))
+        self.tuples: dict[str, deque] = {s: deque(maxlen=n) for s, n in self.tuple_sizes.items()}
+        self.cursors: dict[int, list[int]] = {i: [0] * len(cr.positives) for i, cr in compiled.items()}
+
+    def _emitter(self, rule):
+        pred = rule.head.atom.pred
+        if rule.head.time is None:
+            store_entries = None
+
+            def emit_now(args, h, _pred=pred):
+                nonlocal store_entries
+                store = self.now_store[_pred]
+                entries = store.entries
+                old = entries.get(args)
+                if old is not None and old >= h:
+                    return
+                now = self.now
+                entries[args] = h
+                self.calendar.file(store, args, h, now)
+                if old is None:
+                    key = (_pred, args)
+                    if key not in self.touched:
+                        self.touched[key] = False
+                for lit in self.now_subs.get(_pred, ()):
+                    lit.on_now(args, h, now)
+
+            return emit_now
+
+        text = format_rule(rule)
+
+        def emit_at(args, point, h, _pred=pred):
+            if type(point) is not int:
+                raise EvaluationError(f"@{point} is not a time point, in rule: {text}", rule.span)
+            store = self.placed_store[_pred]
+            now = self.now
+            if not store.put((args, point), h, now):
+                return
+            if point > now:
+                self.calendar.add_event(point)
+            for lit in self.point_subs.get(_pred, ()):
+                lit.on_point(args, point, h, now)
+
+        return emit_at
+
+    # ---------------------------------------------------------------- input
+
+    def _set_start(self, start: int) -> None:
+        self.start = start
+        for pred, rows in self.background.items():
+            for lit in self.point_subs.get(pred, ()):
+                for args in rows:
+                    lit.on_background(args, start)
+
+    def push(self, atoms: Iterable[Atom | tuple], t: int, stream: str = DEFAULT_STREAM) -> None:
+        """Queue atoms (``Atom`` or ``(pred, args)``) arriving at ``t`` on ``stream``, in arrival order."""
+        if self.current is not None and t <= self.current:
+            raise EvaluationError(f"time {t} is not after {self.current}, which was already evaluated")
+        if self.start is None:
+            self._set_start(t)
+        elif t < self.start:
+            raise EvaluationError(f"time {t} is before the start of the timeline ({self.start})")
+        rows = [(a.pred, a.args) if type(a) is Atom else a for a in atoms]
+        if t not in self.pending:
+            self.pending[t] = []
+            heapq.heappush(self.pending_heap, t)
+        self.pending[t].append((stream, rows))
+
+    def calendar_activate(self, t: int, owner: AnnotatedMap, vals: tuple, h: int) -> None:
+        self.activations.setdefault(t, []).append((owner, vals, h))
+        self.calendar.add_event(t)
+
+    # ---------------------------------------------------------------- time
+
+    def _next_tick(self) -> int | None:
+        if self.last is None:
+            return self.start
+        nxt = self.last + 1
+        if self.settle or self.clock_dependent:
+            return nxt
+        candidates = []
+        if self.pending_heap:
+            candidates.append(self.pending_heap[0])
+        ev = self.calendar.next_event()
+        if ev is not None:
+            candidates.append(max(ev, nxt))
+        for d in self.steps:
+            candidates.append(-(-nxt // d) * d)
+        return min(candidates) if candidates else None
+
+    def ticks(self, until: int) -> Iterator[Snapshot]:
+        """Evaluate every tick up to ``until`` that can change the answer; yield a snapshot after each."""
+        if self.start is None:
+            self._set_start(until)
+        while True:
+            t = self._next_tick()
+            if t is None or t > until:
+                break
+            yield self._evaluate(t)
+        self.current = until if self.current is None else max(self.current, until)
+
+    def advance_to(self, t: int) -> list[Snapshot]:
+        return list(self.ticks(t))
+
+    def run(self, stream: dict[int, list], start: int | None = None, end: int | None = None):
+        """Feed a whole stream (time -> atoms) and yield ``(t, holds, placed)`` for every tick of the timeline."""
+        times = sorted(stream)
+        if start is None:
+            start = times[0] if times else 0
+        if end is None:
+            end = times[-1] if times else start
+        if self.start is None:
+            self._set_start(start)
+        for time in times:
+            if start <= time <= end:
+                self.push(stream[time], time)
+        holds: set[Atom] = set()
+        placed: dict[int, frozenset[Atom]] = {}
+        t = start
+        for snap in self.ticks(end):
+            while t < snap.t:
+                yield t, frozenset(holds), placed
+                t += 1
+            holds -= snap.removed
+            holds |= snap.added
+            placed = snap.placed if snap.placed is not None else {}
+            yield t, frozenset(holds), placed
+            t += 1
+        while t <= end:
+            yield t, frozenset(holds), placed
+            t += 1
+
+    # ---------------------------------------------------------------- evaluation
+
+    def _evaluate(self, t: int) -> Snapshot:
+        self.now = t
+        touched = self.touched = {}
+        calendar = self.calendar
+        calendar.pop_events_through(t)
+        for lit in self.literals.values():
+            lit.map.delta.clear()
+        for store in self.placed_store.values():
+            store.delta.clear()
+        for owner, vals in calendar.expire_before(t):
+            if owner.kind == "now":
+                key = (owner.name, vals)
+                if key not in touched:
+                    touched[key] = True
+        active = False
+        for owner, vals, h in self.activations.pop(t, ()):
+            owner.put(vals, h, t)
+            active = True
+        extras: set[tuple] = set()
+        batches = self.pending.pop(t, None)
+        if batches is not None:
+            heapq.heappop(self.pending_heap)
+            self._ingest(t, batches, extras)
+        for cursor in self.cursors.values():
+            for i in range(len(cursor)):
+                cursor[i] = 0
+        for stratum in self.strata:
+            self._run_stratum(stratum, t)
+        for pred, store in self.placed_store.items():
+            for key in store.keyed[(1,)].get((t,), ()):
+                extras.add((pred, key[0]))
+                active = True
+        for pred in self.intensional:
+            for args in self.background.get(pred, ()):
+                extras.add((pred, args))
+        self.settle = batches is not None or active
+        snap = self._snapshot(t, touched, extras)
+        self.last = t
+        return snap
+
+    def _ingest(self, t: int, batches, extras: set) -> None:
+        seen: dict[str, set] = {}
+        data_subs = self.data_subs
+        for stream, rows in batches:
+            fresh = seen.setdefault(stream, set())
+            queue = self.tuples.get(stream)
+            for row in rows:
+                if row in fresh:
+                    continue
+                fresh.add(row)
+                pred, args = row
+                if queue is not None:
+                    queue.append((t, pred, args))
+                for lit in data_subs.get(pred, ()):
+                    view = lit.spec.view
+                    if view is ALL or view == stream:
+                        lit.on_point(args, t, INF, t)
+                if pred in self.intensional:
+                    extras.add(row)
+        if self.history:
+            for (view, pred), hist in self.history.items():
+                rows_at = hist.setdefault(t, set())
+                for stream, fresh in seen.items():
+                    if view is ALL or view == stream:
+                        rows_at.update(args for p, args in fresh if p == pred)
+                keep = self.history_keep.get((view, pred), INF)
+                if keep < INF:
+                    for old in [u for u in hist if u < t - keep]:
+                        del hist[old]
+
+    def _run_stratum(self, stratum: _Stratum, t: int) -> None:
+        cursors = self.cursors
+        first = True
+        while True:
+            for lit in stratum.volatile:
+                lit.refresh_volatile(t)
+            for lit in stratum.supplements:
+                lit.refresh_supplement(t)
+            progress = False
+            for cr in stratum.rules:
+                cursor = cursors[cr.index]
+                cap = t if cr.volatile else INF
+                if first and cr.volatile:
+                    cr.full(t, cap)
+                    for i, pos in enumerate(cr.positives):
+                        cursor[i] = len(pos.literal.map.delta)
+                    progress = True
+                    continue
+                for i, pos in enumerate(cr.positives):
+                    delta = pos.literal.map.delta
+                    start = cursor[i]
+                    if start < len(delta):
+                        cursor[i] = len(delta)
+                        cr.drivers[i](t, cap, delta[start:] if start else delta[:])
+                        progress = True
+            first = False
+            if not stratum.recursive or not progress:
+                break
+
+    # ---------------------------------------------------------------- output
+
+    def _snapshot(self, t: int, touched: dict, extras: set) -> Snapshot:
+        now_store = self.now_store
+        prev_extras = self.extras_prev
+        added, removed = [], []
+        for key in set(touched) | extras | prev_extras:
+            now = key[1] in now_store[key[0]].entries if key[0] in now_store else False
+            was_now = touched.get(key, now)
+            before = was_now or key in prev_extras
+            after = now or key in extras
+            if after and not before:
+                added.append(Atom(*key))
+            elif before and not after:
+                removed.append(Atom(*key))
+        self.extras_prev = extras
+        placed = self.placed() if self.report_placed else None
+        return Snapshot(t, frozenset(added), frozenset(removed), placed)
+
+    def holds(self) -> frozenset[Atom]:
+        """The output at the last evaluated tick (also the output of the ticks skipped since)."""
+        out = {(pred, args) for pred, store in self.now_store.items() for args in store.entries}
+        out |= self.extras_prev
+        return frozenset(Atom(p, a) for p, a in out)
+
+    def placed(self) -> dict[int, frozenset[Atom]]:
+        """Atoms that the last evaluation places through @-heads at points other than its own time."""
+        out: dict[int, set[Atom]] = {}
+        for pred, store in self.placed_store.items():
+            for (args, point) in store.entries:
+                if point != self.now:
+                    out.setdefault(point, set()).add(Atom(pred, args))
+        return {p: frozenset(s) for p, s in sorted(out.items())}
+
+    # ---------------------------------------------------------------- helpers for literals
+
+    def now_facts(self, pred: str):
+        store = self.now_store.get(pred)
+        return list(store.entries) if store is not None else ()
+
+    def background_of(self, pred: str):
+        return self.background.get(pred, ())
+
+    def tuple_range(self, stream: str, size: int, t: int):
+        queue = self.tuples.get(stream)
+        if queue is None or len(queue) < size:
+            return (self.start, t)
+        return (queue[-size][0], t)
+
+    def tuple_kept(self, stream: str, size: int, t: int, pred: str):
+        queue = self.tuples.get(stream)
+        if not queue:
+            return []
+        kept = list(queue)[-size:]
+        return [(point, args) for point, p, args in kept if p == pred]
+
+    def candidates_at(self, pred: str, view, point: int, t: int):
+        out = set(self.background.get(pred, ()))
+        hist = self.history.get((view, pred))
+        if hist is not None:
+            out.update(hist.get(point, ()))
+        placed = self.placed_store.get(pred)
+        if placed is not None:
+            out.update(key[0] for key in placed.keyed[(1,)].get((point,), ()))
+        if point == t and pred in self.now_store:
+            out.update(self.now_store[pred].entries)
+        return out
+
+    def holds_throughout(self, pred: str, view, args: tuple, lo: int, hi: int, t: int) -> bool:
+        if args in self.background.get(pred, ()):
+            return True
+        hist = self.history.get((view, pred), {})
+        placed = self.placed_store.get(pred)
+        placed_entries = placed.entries if placed is not None else {}
+        now_entries = self.now_store[pred].entries if pred in self.now_store else {}
+        for u in range(lo, hi + 1):
+            if args in hist.get(u, ()):
+                continue
+            if (args, u) in placed_entries:
+                continue
+            if u == t and args in now_entries:
+                continue
+            return False
+        return True
+
+
+def _unique(items: list) -> list:
+    out, seen = [], set()
+    for item in items:
+        if id(item) not in seen:
+            seen.add(id(item))
+            out.append(item)
+    return out

@@ -1,0 +1,101 @@
+"""Terms of the rule IR.
+
+A constant is represented by a plain Python value so that hashing and equality inside the engine
+are as cheap as they can be:
+
+* ``int`` and ``decimal.Decimal`` for numbers;
+* ``str`` for every symbolic constant, holding its canonical lexical form:
+  a name ``x1``, an IRI ``<http://example.org/a>``, a string literal ``"abc"`` (N-Triples escapes),
+  a literal with language or datatype ``"chat"@fr`` / ``"1"^^<...>``, a blank node ``_:b0``.
+
+The lexical form is unambiguous (IRIs start with ``<``, literals with ``"``, blank nodes with ``_:``),
+so two constants are equal exactly when their forms are equal.  Variables are :class:`Var`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from decimal import Decimal
+
+Const = str | int | Decimal
+
+
+@dataclass(frozen=True, slots=True)
+class Var:
+    name: str
+
+    def __str__(self) -> str:
+        return self.name
+
+
+Term = Var | Const
+
+NAME_RE = re.compile(r"[a-z][A-Za-z0-9_]*\Z")
+VAR_RE = re.compile(r"[A-Z_][A-Za-z0-9_]*\Z")
+
+_ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+_UNESCAPES = {v: k for k, v in _ESCAPES.items()}
+_UNESCAPE_RE = re.compile(r'\\(["\\nrt])')
+
+
+def is_var(term: object) -> bool:
+    return type(term) is Var
+
+
+def iri(value: str) -> str:
+    """The constant for an IRI."""
+    return f"<{value}>"
+
+
+def string(value: str) -> str:
+    """The constant for a plain string literal."""
+    return '"' + "".join(_ESCAPES.get(ch, ch) for ch in value) + '"'
+
+
+def string_value(const: str) -> str:
+    """The text of a plain string constant (inverse of :func:`string`)."""
+    return _UNESCAPE_RE.sub(lambda m: _UNESCAPES["\\" + m.group(1)], const[1:-1])
+
+
+def is_iri(const: object) -> bool:
+    return type(const) is str and const.startswith("<")
+
+
+def is_string(const: object) -> bool:
+    return type(const) is str and const.startswith('"')
+
+
+def is_number(const: object) -> bool:
+    return type(const) is int or type(const) is Decimal
+
+
+def format_decimal(value: Decimal) -> str:
+    """Canonical decimal text: no exponent, no trailing zeros, at least one fractional digit."""
+    text = format(value, "f")
+    if "." not in text:
+        return text + ".0"
+    text = text.rstrip("0")
+    return text + "0" if text.endswith(".") else text
+
+
+def format_term(term: Term) -> str:
+    kind = type(term)
+    if kind is str:
+        return term  # type: ignore[return-value]
+    if kind is int:
+        return str(term)
+    if kind is Decimal:
+        return format_decimal(term)  # type: ignore[arg-type]
+    if kind is Var:
+        return term.name  # type: ignore[union-attr]
+    if kind is bool:
+        raise TypeError("booleans are not terms")
+    raise TypeError(f"not a term: {term!r}")
+
+
+def compare_key(const: Const) -> tuple[int, object]:
+    """A total order over constants (numbers first, by value; then symbols by text), for sorting output."""
+    if type(const) is str:
+        return (1, const)
+    return (0, const)
