@@ -73,3 +73,9 @@ class UnsupportedError(RdfstreamError):
 
 class EvaluationError(RdfstreamError):
     exit_code = 1
+
+
+class UsageError(RdfstreamError):
+    """Bad command line or unreadable file."""
+
+    exit_code = 2

@@ -302,10 +302,6 @@ class Engine:
         touched = self.touched = {}
         calendar = self.calendar
         calendar.pop_events_through(t)
-        for lit in self.literals.values():
-            lit.map.delta.clear()
-        for store in self.placed_store.values():
-            store.delta.clear()
         for owner, vals in calendar.expire_before(t):
             if owner.kind == "now":
                 key = (owner.name, vals)
@@ -325,6 +321,10 @@ class Engine:
                 cursor[i] = 0
         for stratum in self.strata:
             self._run_stratum(stratum, t)
+        for lit in self.literals.values():
+            lit.map.delta.clear()
+        for store in self.placed_store.values():
+            store.delta.clear()
         for pred, store in self.placed_store.items():
             for key in store.keyed[(1,)].get((t,), ()):
                 extras.add((pred, key[0]))
