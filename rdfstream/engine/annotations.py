@@ -6,8 +6,8 @@ implicit in *when* the grounding enters the map, and new or extended groundings 
 ``delta`` for semi-naive firing).  When the same grounding is derived again, the larger horizon wins:
 every grounding present at ``t`` is valid at ``t``, so the union of two annotations is again an interval.
 
-The :class:`Calendar` files each horizon under its expiry time so that advancing time costs in
-proportion to what expires, and remembers the times at which something happens (events).
+The :class:`Calendar` files groundings under their horizon, in batches, so that advancing time costs in
+proportion to what expires; it also keeps the times at which something happens (events).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from ..ir.windows import INF
 
 
 class AnnotatedMap:
-    __slots__ = ("entries", "keyed", "delta", "calendar", "name", "kind")
+    __slots__ = ("entries", "keyed", "delta", "calendar", "name", "kind", "born", "died")
 
     def __init__(self, calendar: "Calendar", name: str = "", kind: str = "literal"):
         self.kind = kind
@@ -28,6 +28,9 @@ class AnnotatedMap:
         self.delta: list[tuple] = []
         self.calendar = calendar
         self.name = name
+        # keys that appeared / expired during the current tick (output tracking of fact stores)
+        self.born: list[tuple] = []
+        self.died: list[tuple] = []
 
     def index_on(self, cols: tuple[int, ...]) -> dict[tuple, dict[tuple, None]]:
         idx = self.keyed.get(cols)
@@ -38,6 +41,15 @@ class AnnotatedMap:
             self.keyed[cols] = idx
         return idx
 
+    def _index(self, vals: tuple) -> None:
+        for cols, idx in self.keyed.items():
+            key = tuple(vals[c] for c in cols)
+            bucket = idx.get(key)
+            if bucket is None:
+                idx[key] = {vals: None}
+            else:
+                bucket[vals] = None
+
     def put(self, vals: tuple, h: int, now: int) -> bool:
         """Add or extend a grounding valid now until ``h``; True when it is new or extended."""
         entries = self.entries
@@ -46,16 +58,30 @@ class AnnotatedMap:
             return False
         entries[vals] = h
         if old is None:
-            for cols, idx in self.keyed.items():
-                key = tuple(vals[c] for c in cols)
-                bucket = idx.get(key)
-                if bucket is None:
-                    idx[key] = {vals: None}
-                else:
-                    bucket[vals] = None
+            self.born.append(vals)
+            if self.keyed:
+                self._index(vals)
         self.delta.append(vals)
-        self.calendar.file(self, vals, h, now)
+        self.calendar.file(self, (vals,), h, now)
         return True
+
+    def put_many(self, batch: list, h: int, now: int) -> list:
+        """``put`` for many groundings with one horizon; returns those that are new or extended."""
+        entries = self.entries
+        get = entries.get
+        fresh = [v for v in batch if get(v, -INF) < h]
+        if not fresh:
+            return fresh
+        born = [v for v in fresh if v not in entries]
+        entries.update(dict.fromkeys(fresh, h))
+        if born:
+            self.born.extend(born)
+            if self.keyed:
+                for vals in born:
+                    self._index(vals)
+        self.delta.extend(fresh)
+        self.calendar.file(self, fresh, h, now)
+        return fresh
 
     def discard(self, vals: tuple) -> None:
         del self.entries[vals]
@@ -66,18 +92,25 @@ class AnnotatedMap:
             if not bucket:
                 del idx[key]
 
-    def expire(self, vals: tuple, h: int) -> bool:
-        """Drop ``vals`` if its horizon is still ``h`` (it was not extended since it was filed)."""
-        if self.entries.get(vals) == h:
-            self.discard(vals)
-            return True
-        return False
+    def expire_many(self, batch, h: int) -> None:
+        """Drop the groundings of ``batch`` whose horizon is still ``h`` (not extended since filed)."""
+        entries = self.entries
+        get = entries.get
+        gone = [v for v in batch if get(v) == h]
+        if not gone:
+            return
+        if self.keyed:
+            for vals in gone:
+                self.discard(vals)
+        else:
+            for vals in gone:
+                del entries[vals]
+        self.died.extend(gone)
 
-    def clear(self) -> None:
-        self.entries.clear()
-        for idx in self.keyed.values():
-            idx.clear()
+    def end_tick(self) -> None:
         self.delta.clear()
+        self.born.clear()
+        self.died.clear()
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -91,7 +124,7 @@ class AnnotatedMap:
         self.calendar = state["calendar"]
         self.name = state["name"]
         self.kind = state["kind"]
-        self.delta = []
+        self.delta, self.born, self.died = [], [], []
         self.keyed = {}
         for cols in state["keys"]:
             self.index_on(tuple(cols))
@@ -105,18 +138,17 @@ class Calendar:
         self.heap: list[int] = []
         self.events: list[int] = []  # heap of future event times
         self.event_set: set[int] = set()
-        self.listeners: dict[int, object] = {}
 
-    def file(self, owner: AnnotatedMap, vals: tuple, h: int, now: int) -> None:
+    def file(self, owner: AnnotatedMap, batch, h: int, now: int) -> None:
         if h >= INF:
             return
         bucket = self.buckets.get(h)
         if bucket is None:
-            self.buckets[h] = [(owner, vals)]
+            self.buckets[h] = [(owner, batch)]
             heapq.heappush(self.heap, h)
         else:
-            bucket.append((owner, vals))
-        if h > now:
+            bucket.append((owner, batch))
+        if h > now and h + 1 not in self.event_set:
             # expiry at h+1 changes the answer; an annotation ending now (volatile) is recomputed at
             # every evaluated tick and needs no event of its own.
             self.add_event(h + 1)
@@ -129,21 +161,15 @@ class Calendar:
     def next_event(self) -> int | None:
         return self.events[0] if self.events else None
 
-    def pop_events_through(self, t: int) -> bool:
-        """Forget events at or before ``t``; True if one was at ``t``."""
-        hit = False
+    def pop_events_through(self, t: int) -> None:
         events = self.events
         while events and events[0] <= t:
-            e = heapq.heappop(events)
-            self.event_set.discard(e)
-            hit = hit or e == t
-        return hit
+            self.event_set.discard(heapq.heappop(events))
 
-    def expire_before(self, t: int):
-        """Yield ``(owner, vals)`` of every grounding whose horizon is < t and was not extended."""
+    def expire_before(self, t: int) -> None:
+        """Expire every grounding whose horizon is < t and was not extended."""
         heap = self.heap
         while heap and heap[0] < t:
             h = heapq.heappop(heap)
-            for owner, vals in self.buckets.pop(h):
-                if owner.expire(vals, h):
-                    yield owner, vals
+            for owner, batch in self.buckets.pop(h):
+                owner.expire_many(batch, h)

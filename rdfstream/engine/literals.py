@@ -97,7 +97,7 @@ def compile_matcher(spec: LiteralSpec):
     src = f"def match(a):\n    if {' and '.join(checks)}:\n        return {result}\n    return None\n"
     namespace: dict = dict(consts)
     exec(src, namespace)  # noqa: S102 - generated from the program's own atom patterns
-    return namespace["match"]
+    return namespace["match"], identity
 
 
 class Literal:
@@ -107,7 +107,7 @@ class Literal:
         self.spec = spec
         self.engine = engine
         self.map = AnnotatedMap(engine.calendar, repr(spec))
-        self.match = compile_matcher(spec)
+        self.match, self.identity = compile_matcher(spec)
         n_atom_vals = max([p[1] + 1 for p in spec.pattern if p[0] == "v"], default=0)
         # where the @ time goes: appended, checked against an atom variable, or a constant
         self.time_mode = None
@@ -134,17 +134,30 @@ class Literal:
             return vals if vals[value] == point else None
         return vals if point == value else None
 
+    def batch_vals(self, batch: list, point: int) -> list:
+        """``vals_at`` over many atoms holding at one point."""
+        mode = self.time_mode
+        if self.identity and mode is None:
+            arity = self.spec.arity
+            return [a for a in batch if len(a) == arity]
+        found = [v for v in map(self.match, batch) if v is not None]
+        if mode is None or not found:
+            return found
+        kind, value = mode
+        if kind == "append":
+            return [v + (point,) for v in found]
+        if kind == "same":
+            return [v for v in found if v[value] == point]
+        return found if point == value else []
+
     def sees_stream(self, stream: str) -> bool:
         return self.spec.view is ALL or self.spec.view == stream
 
     # -- stable feeding -----------------------------------------------------------------------
 
-    def on_point(self, args: tuple, point: int, horizon: int, now: int) -> None:
-        """An atom holds at ``point`` from now until evaluation time ``horizon``."""
+    def on_points(self, batch: list, point: int, horizon: int, now: int) -> None:
+        """Atoms that hold at ``point`` from now until evaluation time ``horizon`` (data: INF)."""
         spec = self.spec
-        vals = self.vals_at(args, point)
-        if vals is None:
-            return
         span = visible_evals(spec.size, spec.step, point, self.engine.start)
         if span is None:
             return
@@ -152,18 +165,25 @@ class Literal:
         last = span[1] if span[1] < horizon else horizon
         if first > last:
             return
+        found = self.batch_vals(batch, point)
+        if not found:
+            return
         if first > now:
-            self.engine.calendar_activate(first, self.map, vals, last)
+            self.engine.calendar_activate(first, self.map, found, last)
         else:
-            self.map.put(vals, last, now)
+            self.map.put_many(found, last, now)
 
-    def on_now(self, args: tuple, horizon: int, now: int) -> None:
-        """An atom derived at every evaluation time up to ``horizon`` (a plain head)."""
+    def on_point(self, args: tuple, point: int, horizon: int, now: int) -> None:
+        self.on_points([args], point, horizon, now)
+
+    def on_now(self, by_horizon: dict[int, list], now: int) -> None:
+        """Atoms derived at every evaluation time up to their horizon (plain heads), grouped by horizon."""
         spec = self.spec
         if spec.op is Op.DIAMOND and spec.step == 1:
-            vals = self.match(args)
-            if vals is not None:
-                self.map.put(vals, horizon, now)
+            for horizon, batch in by_horizon.items():
+                found = self.batch_vals(batch, now)
+                if found:
+                    self.map.put_many(found, horizon, now)
         # @ and stepped windows over such atoms are clock-dependent: see refresh_supplement
 
     def on_background(self, args: tuple, now: int) -> None:
@@ -175,7 +195,7 @@ class Literal:
             start = self.engine.start
             first = -(-start // spec.step) * spec.step  # first tick whose range is not empty
             if first > now:
-                self.engine.calendar_activate(first, self.map, vals, INF)
+                self.engine.calendar_activate(first, self.map, [vals], INF)
             else:
                 self.map.put(vals, INF, now)
 

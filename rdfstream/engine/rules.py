@@ -131,6 +131,8 @@ class RuleCompiler:
         pending_neg = list(range(len(c.negatives)))
         hvar = "h_"
         w.line(f"{hvar} = cap")
+        w.line("OUT = []")
+        w.line("OUT_append = OUT.append")
         for k, neg in enumerate(c.negatives):
             if neg.guard is not None:
                 w.line(f"R{k} = {w.bind(f'RNG{k}', neg.literal.time_range)}(t)")
@@ -204,11 +206,15 @@ class RuleCompiler:
         assert not pending_cmp and not pending_neg and not pending_asg, "unsafe rule slipped through analysis"
         head = c.rule.head
         args = self.key(w, head.atom.args) if head.atom.args else "()"
+        if driver is not None and head.atom.args and tuple(head.atom.args) == c.positives[driver].vars:
+            args = "e_"  # the head is the driver's grounding itself: no new tuple
         emit = w.bind("EMIT", self.emit)
         if head.time is None:
-            w.line(f"{emit}({args}, {hvar})")
+            w.line(f"OUT_append(({args}, {hvar}))")
         else:
-            w.line(f"{emit}({args}, {self.term(w, head.time)}, {hvar})")
+            w.line(f"OUT_append(({args}, {self.term(w, head.time)}, {hvar}))")
+        w.depth = 1
+        w.line(f"if OUT:\n        {emit}(OUT)")
         params = "t, cap, delta" if driver is not None else "t, cap"
         src = f"def fire({params}):\n" + "\n".join(w.lines) + "\n"
         exec(src, w.namespace)  # noqa: S102 - generated from the compiled rule

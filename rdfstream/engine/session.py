@@ -32,14 +32,36 @@ from .literals import ALL, Literal, LiteralSpec, literal_spec
 from .rules import CompiledRule, compile_rule
 
 
-@dataclass(frozen=True)
 class Snapshot:
-    """What changed at an evaluated tick ``t``.  Ticks between two snapshots have the earlier answer."""
+    """What changed at an evaluated tick ``t``.  Ticks between two snapshots have the earlier answer.
 
-    t: int
-    added: frozenset[Atom]
-    removed: frozenset[Atom]
-    placed: dict[int, frozenset[Atom]] | None = field(default=None, compare=False)
+    The changes are kept per predicate as argument tuples (``added_by_pred``); ``added`` and ``removed``
+    build :class:`Atom` objects on first use.
+    """
+
+    __slots__ = ("t", "added_by_pred", "removed_by_pred", "placed", "_added", "_removed")
+
+    def __init__(self, t: int, added_by_pred: dict, removed_by_pred: dict, placed=None) -> None:
+        self.t = t
+        self.added_by_pred = added_by_pred
+        self.removed_by_pred = removed_by_pred
+        self.placed: dict[int, frozenset[Atom]] | None = placed
+        self._added = self._removed = None
+
+    @property
+    def added(self) -> frozenset[Atom]:
+        if self._added is None:
+            self._added = frozenset(Atom(p, a) for p, rows in self.added_by_pred.items() for a in rows)
+        return self._added
+
+    @property
+    def removed(self) -> frozenset[Atom]:
+        if self._removed is None:
+            self._removed = frozenset(Atom(p, a) for p, rows in self.removed_by_pred.items() for a in rows)
+        return self._removed
+
+    def __repr__(self) -> str:
+        return f"Snapshot(t={self.t}, added={sorted(map(str, self.added))}, removed={sorted(map(str, self.removed))})"
 
 
 @dataclass
@@ -77,7 +99,6 @@ class Engine:
         self.literals: dict[LiteralSpec, Literal] = {}
         self.now_store: dict[str, AnnotatedMap] = {}
         self.placed_store: dict[str, AnnotatedMap] = {}
-        self.touched: dict[tuple, bool] = {}
         self.extras_prev: set[tuple] = set()
         self.settle = True
         self._build(strata)
@@ -99,15 +120,15 @@ class Engine:
             self.now_store[pred] = AnnotatedMap(self.calendar, pred, "now")
             self.placed_store[pred] = AnnotatedMap(self.calendar, pred, "placed")
             self.placed_store[pred].index_on((1,))
+        self.data_subs: dict[str, list[Literal]] = {}
+        self.point_subs: dict[str, list[Literal]] = {}
+        self.now_subs: dict[str, list[Literal]] = {}
         compiled: dict[int, CompiledRule] = {}
         for i, rule in enumerate(rules):
             emit = self._emitter(rule)
             compiled[i] = compile_rule(rule, i, self._literal, emit)
         self.compiled = compiled
         # who hears about which atoms
-        self.data_subs: dict[str, list[Literal]] = {}
-        self.point_subs: dict[str, list[Literal]] = {}
-        self.now_subs: dict[str, list[Literal]] = {}
         for lit in self.literals.values():
             spec = lit.spec
             if spec.volatile:
@@ -159,6 +180,9 @@ class Engine:
             self.strata.append(_Stratum(crs, st.recursive, _unique(volatile), _unique(supplements)))
         # data history for boxes over time windows
         self.history: dict[tuple, dict[int, set]] = {(v, p): {} for (v, p) in self.box_views}
+        self.history_by_pred: dict[str, list] = {}
+        for key in self.history:
+            self.history_by_pred.setdefault(key[1], []).append(key)
         self.history_keep: dict[tuple, int] = {}
         for lit in self.literals.values():
             spec = lit.spec
@@ -170,41 +194,50 @@ class Engine:
 
     def _emitter(self, rule):
         pred = rule.head.atom.pred
+        calendar = self.calendar
         if rule.head.time is None:
-            store_entries = None
+            store = self.now_store[pred]
+            entries = store.entries
+            born = store.born
+            subs = self.now_subs
 
-            def emit_now(args, h, _pred=pred):
-                nonlocal store_entries
-                store = self.now_store[_pred]
-                entries = store.entries
-                old = entries.get(args)
-                if old is not None and old >= h:
-                    return
+            def emit_now(out):
+                get = entries.get
+                by_h: dict[int, list] = {}
+                for args, h in out:
+                    old = get(args)
+                    if old is None:
+                        born.append(args)
+                    elif old >= h:
+                        continue
+                    entries[args] = h
+                    batch = by_h.get(h)
+                    if batch is None:
+                        by_h[h] = [args]
+                    else:
+                        batch.append(args)
                 now = self.now
-                entries[args] = h
-                self.calendar.file(store, args, h, now)
-                if old is None:
-                    key = (_pred, args)
-                    if key not in self.touched:
-                        self.touched[key] = False
-                for lit in self.now_subs.get(_pred, ()):
-                    lit.on_now(args, h, now)
+                for h, batch in by_h.items():
+                    calendar.file(store, batch, h, now)
+                for lit in subs.get(pred, ()):
+                    lit.on_now(by_h, now)
 
             return emit_now
 
         text = format_rule(rule)
+        store = self.placed_store[pred]
 
-        def emit_at(args, point, h, _pred=pred):
-            if type(point) is not int:
-                raise EvaluationError(f"@{point} is not a time point, in rule: {text}", rule.span)
-            store = self.placed_store[_pred]
+        def emit_at(out):
             now = self.now
-            if not store.put((args, point), h, now):
-                return
-            if point > now:
-                self.calendar.add_event(point)
-            for lit in self.point_subs.get(_pred, ()):
-                lit.on_point(args, point, h, now)
+            for args, point, h in out:
+                if type(point) is not int:
+                    raise EvaluationError(f"@{point} is not a time point, in rule: {text}", rule.span)
+                if not store.put((args, point), h, now):
+                    continue
+                if point > now:
+                    calendar.add_event(point)
+                for lit in self.point_subs.get(pred, ()):
+                    lit.on_point(args, point, h, now)
 
         return emit_at
 
@@ -231,8 +264,8 @@ class Engine:
             heapq.heappush(self.pending_heap, t)
         self.pending[t].append((stream, rows))
 
-    def calendar_activate(self, t: int, owner: AnnotatedMap, vals: tuple, h: int) -> None:
-        self.activations.setdefault(t, []).append((owner, vals, h))
+    def calendar_activate(self, t: int, owner: AnnotatedMap, batch: list, h: int) -> None:
+        self.activations.setdefault(t, []).append((owner, batch, h))
         self.calendar.add_event(t)
 
     # ---------------------------------------------------------------- time
@@ -299,17 +332,12 @@ class Engine:
 
     def _evaluate(self, t: int) -> Snapshot:
         self.now = t
-        touched = self.touched = {}
         calendar = self.calendar
         calendar.pop_events_through(t)
-        for owner, vals in calendar.expire_before(t):
-            if owner.kind == "now":
-                key = (owner.name, vals)
-                if key not in touched:
-                    touched[key] = True
+        calendar.expire_before(t)
         active = False
-        for owner, vals, h in self.activations.pop(t, ()):
-            owner.put(vals, h, t)
+        for owner, batch, h in self.activations.pop(t, ()):
+            owner.put_many(batch, h, t)
             active = True
         extras: set[tuple] = set()
         batches = self.pending.pop(t, None)
@@ -321,10 +349,6 @@ class Engine:
                 cursor[i] = 0
         for stratum in self.strata:
             self._run_stratum(stratum, t)
-        for lit in self.literals.values():
-            lit.map.delta.clear()
-        for store in self.placed_store.values():
-            store.delta.clear()
         for pred, store in self.placed_store.items():
             for key in store.keyed[(1,)].get((t,), ()):
                 extras.add((pred, key[0]))
@@ -333,39 +357,49 @@ class Engine:
             for args in self.background.get(pred, ()):
                 extras.add((pred, args))
         self.settle = batches is not None or active
-        snap = self._snapshot(t, touched, extras)
+        snap = self._snapshot(t, extras)
+        for lit in self.literals.values():
+            lit.map.end_tick()
+        for store in self.placed_store.values():
+            store.end_tick()
+        for store in self.now_store.values():
+            store.end_tick()
         self.last = t
         return snap
 
     def _ingest(self, t: int, batches, extras: set) -> None:
-        seen: dict[str, set] = {}
-        data_subs = self.data_subs
+        per_stream: dict[str, list] = {}
         for stream, rows in batches:
-            fresh = seen.setdefault(stream, set())
+            per_stream.setdefault(stream, []).extend(rows)
+        data_subs = self.data_subs
+        intensional = self.intensional
+        for stream, rows in per_stream.items():
+            rows = list(dict.fromkeys(rows))  # a stream holds a set of atoms per time point
             queue = self.tuples.get(stream)
-            for row in rows:
-                if row in fresh:
-                    continue
-                fresh.add(row)
-                pred, args = row
-                if queue is not None:
-                    queue.append((t, pred, args))
+            if queue is not None:
+                queue.extend((t, pred, args) for pred, args in rows)
+            by_pred: dict[str, list] = {}
+            for pred, args in rows:
+                batch = by_pred.get(pred)
+                if batch is None:
+                    by_pred[pred] = [args]
+                else:
+                    batch.append(args)
+            for pred, batch in by_pred.items():
                 for lit in data_subs.get(pred, ()):
                     view = lit.spec.view
                     if view is ALL or view == stream:
-                        lit.on_point(args, t, INF, t)
-                if pred in self.intensional:
-                    extras.add(row)
-        if self.history:
-            for (view, pred), hist in self.history.items():
-                rows_at = hist.setdefault(t, set())
-                for stream, fresh in seen.items():
-                    if view is ALL or view == stream:
-                        rows_at.update(args for p, args in fresh if p == pred)
-                keep = self.history_keep.get((view, pred), INF)
-                if keep < INF:
-                    for old in [u for u in hist if u < t - keep]:
-                        del hist[old]
+                        lit.on_points(batch, t, INF, t)
+                if pred in intensional:
+                    extras.update((pred, args) for args in batch)
+                for key in self.history_by_pred.get(pred, ()):
+                    if key[0] is ALL or key[0] == stream:
+                        self.history[key].setdefault(t, set()).update(batch)
+        for key, hist in self.history.items():
+            keep = self.history_keep.get(key, INF)
+            if keep < INF and hist:
+                for old in [u for u in hist if u < t - keep]:
+                    del hist[old]
 
     def _run_stratum(self, stratum: _Stratum, t: int) -> None:
         cursors = self.cursors
@@ -398,22 +432,37 @@ class Engine:
 
     # ---------------------------------------------------------------- output
 
-    def _snapshot(self, t: int, touched: dict, extras: set) -> Snapshot:
-        now_store = self.now_store
+    def _snapshot(self, t: int, extras: set) -> Snapshot:
         prev_extras = self.extras_prev
-        added, removed = [], []
-        for key in set(touched) | extras | prev_extras:
-            now = key[1] in now_store[key[0]].entries if key[0] in now_store else False
-            was_now = touched.get(key, now)
+        special = extras | prev_extras if (extras or prev_extras) else ()
+        added: dict[str, set] = {}
+        removed: dict[str, set] = {}
+        for pred, store in self.now_store.items():
+            if not store.born and not store.died:
+                continue
+            born, died = set(store.born), set(store.died)
+            plus, minus = born - died, died - born
+            if special:
+                plus = {a for a in plus if (pred, a) not in special}
+                minus = {a for a in minus if (pred, a) not in special}
+            if plus:
+                added[pred] = plus
+            if minus:
+                removed[pred] = minus
+        for key in special:
+            pred, args = key
+            store = self.now_store.get(pred)
+            now = store is not None and args in store.entries
+            was_now = store is not None and (args in store.died or (now and args not in store.born))
             before = was_now or key in prev_extras
             after = now or key in extras
             if after and not before:
-                added.append(Atom(*key))
+                added.setdefault(pred, set()).add(args)
             elif before and not after:
-                removed.append(Atom(*key))
+                removed.setdefault(pred, set()).add(args)
         self.extras_prev = extras
         placed = self.placed() if self.report_placed else None
-        return Snapshot(t, frozenset(added), frozenset(removed), placed)
+        return Snapshot(t, added, removed, placed)
 
     def holds(self) -> frozenset[Atom]:
         """The output at the last evaluated tick (also the output of the ticks skipped since)."""
