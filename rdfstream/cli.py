@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Iterator
 from contextlib import ExitStack
-from typing import Iterator, TextIO
+from typing import TextIO
 
 from .atoms import Atom
 from .errors import RdfstreamError, UsageError

@@ -33,7 +33,7 @@ class RdfstreamError(Exception):
         self.span = span
         self.text = text
 
-    def with_source(self, source: str) -> "RdfstreamError":
+    def with_source(self, source: str) -> RdfstreamError:
         if self.span is not None and self.span.source is None:
             self.span = Span(self.span.line, self.span.col, source)
         return self

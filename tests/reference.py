@@ -175,7 +175,7 @@ def _plan(rule: Rule) -> list[tuple[str, BodyLiteral]]:
     remaining = list(rule.body)
     steps: list[tuple[str, BodyLiteral]] = []
     while remaining:
-        for i, lit in enumerate(remaining):
+        for i, lit in enumerate(remaining):  # noqa: B007 - i is used after the loop
             kind = _kind(lit, bound, positive_vars)
             if kind is not None:
                 break
@@ -435,7 +435,7 @@ def _match(pattern: Atom, ground: Atom, binding: Binding) -> Binding | None:
     if pattern.pred != ground.pred or len(pattern.args) != len(ground.args):
         return None
     out = binding  # copied before the first new variable is bound; bindings are never mutated
-    for p, g in zip(pattern.args, ground.args):
+    for p, g in zip(pattern.args, ground.args, strict=True):
         if type(p) is Var:
             if p in out:
                 if out[p] != g:

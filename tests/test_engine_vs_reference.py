@@ -9,9 +9,9 @@ import os
 
 import pytest
 from hypothesis import HealthCheck, given, settings
+from strategies import programs, streams
 
 from rdfstream.engine.session import Engine
-from strategies import programs, streams
 
 try:
     from reference import evaluate
@@ -29,7 +29,7 @@ def check(program, data):
     expected = evaluate(program, stream, start, end)
     actual = engine_outputs(program, stream, start, end)
     assert [r.t for r in expected] == [t for t, _, _ in actual]
-    for ref, (t, holds, placed) in zip(expected, actual):
+    for ref, (t, holds, placed) in zip(expected, actual, strict=True):
         context = f"\nprogram:\n{program}\nstream: {stream}\nstart={start} end={end}\nat t={t}"
         assert set(holds) == set(ref.holds), f"holds differ{context}\nengine: {sorted(map(str, holds))}" \
                                              f"\nreference: {sorted(map(str, ref.holds))}"
@@ -37,17 +37,17 @@ def check(program, data):
             f"placed differ{context}\nengine: {placed}\nreference: {ref.placed}"
 
 
-COMMON = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+COMMON = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow, HealthCheck.data_too_large]}
 
 
-@settings(max_examples=int(os.environ.get("RDFSTREAM_EXAMPLES", 300)), **COMMON)
+@settings(max_examples=int(os.environ.get("RDFSTREAM_EXAMPLES", "300")), **COMMON)
 @given(programs(), streams())
 def test_engine_matches_reference(program, data):
     check(program, data)
 
 
 @pytest.mark.soak
-@settings(max_examples=int(os.environ.get("RDFSTREAM_SOAK_EXAMPLES", 10_000)), **COMMON)
+@settings(max_examples=int(os.environ.get("RDFSTREAM_SOAK_EXAMPLES", "10000")), **COMMON)
 @given(programs(), streams(max_len=16))
 def test_engine_matches_reference_soak(program, data):
     check(program, data)

@@ -18,9 +18,9 @@ from ..ir.windows import INF
 
 
 class AnnotatedMap:
-    __slots__ = ("entries", "keyed", "delta", "calendar", "name", "kind", "born", "died")
+    __slots__ = ("born", "calendar", "delta", "died", "entries", "keyed", "kind", "name")
 
-    def __init__(self, calendar: "Calendar", name: str = "", kind: str = "literal"):
+    def __init__(self, calendar: Calendar, name: str = "", kind: str = "literal"):
         self.kind = kind
         self.entries: dict[tuple, int] = {}
         # secondary hash indexes: column positions -> key -> {vals: None}
@@ -99,12 +99,15 @@ class AnnotatedMap:
         gone = [v for v in batch if get(v) == h]
         if not gone:
             return
+        # a batch may name a key twice (it was derived twice in one call)
         if self.keyed:
             for vals in gone:
-                self.discard(vals)
+                if vals in entries:
+                    self.discard(vals)
         else:
+            pop = entries.pop
             for vals in gone:
-                del entries[vals]
+                pop(vals, None)
         self.died.extend(gone)
 
     def end_tick(self) -> None:

@@ -161,8 +161,8 @@ class Literal:
         span = visible_evals(spec.size, spec.step, point, self.engine.start)
         if span is None:
             return
-        first = span[0] if span[0] > now else now
-        last = span[1] if span[1] < horizon else horizon
+        first = max(now, span[0])
+        last = min(horizon, span[1])
         if first > last:
             return
         found = self.batch_vals(batch, point)

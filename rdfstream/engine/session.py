@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import heapq
 from collections import deque
-from dataclasses import dataclass, field
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 
 from ..atoms import Atom
 from ..errors import EvaluationError
@@ -39,7 +39,7 @@ class Snapshot:
     build :class:`Atom` objects on first use.
     """
 
-    __slots__ = ("t", "added_by_pred", "removed_by_pred", "placed", "_added", "_removed")
+    __slots__ = ("_added", "_removed", "added_by_pred", "placed", "removed_by_pred", "t")
 
     def __init__(self, t: int, added_by_pred: dict, removed_by_pred: dict, placed=None) -> None:
         self.t = t
@@ -156,9 +156,8 @@ class Engine:
                 self.box_views[(spec.view, spec.pred)] = None
                 if spec.pred in self.intensional:
                     self.clock_dependent = True
-            if lit.needs_supplement(spec.pred in self.plain_heads, spec.pred in self.background):
-                if spec.op is Op.AT:
-                    self.clock_dependent = True
+            if spec.op is Op.AT and lit.needs_supplement(spec.pred in self.plain_heads, spec.pred in self.background):
+                self.clock_dependent = True
         for cr in compiled.values():
             if any(n.guard == "in_range" for n in cr.negatives):
                 self.clock_dependent = True
@@ -203,19 +202,25 @@ class Engine:
 
             def emit_now(out):
                 get = entries.get
-                by_h: dict[int, list] = {}
-                for args, h in out:
-                    old = get(args)
-                    if old is None:
-                        born.append(args)
-                    elif old >= h:
-                        continue
-                    entries[args] = h
-                    batch = by_h.get(h)
-                    if batch is None:
-                        by_h[h] = [args]
-                    else:
-                        batch.append(args)
+                fresh = [item for item in out if get(item[0], -INF) < item[1]]
+                if not fresh:
+                    return
+                first_h = fresh[0][1]
+                born.extend({args: None for args, _ in fresh if args not in entries})
+                if all(h == first_h for _, h in fresh):
+                    entries.update(fresh)
+                    by_h = {first_h: [args for args, _ in fresh]}
+                else:
+                    fresh.sort(key=_horizon)  # the largest horizon of a repeated key must win
+                    entries.update(fresh)
+                    by_h = {}
+                    for args, h in fresh:
+                        if entries[args] == h:
+                            batch = by_h.get(h)
+                            if batch is None:
+                                by_h[h] = [args]
+                            else:
+                                batch.append(args)
                 now = self.now
                 for h, batch in by_h.items():
                     calendar.file(store, batch, h, now)
@@ -529,6 +534,10 @@ class Engine:
                 continue
             return False
         return True
+
+
+def _horizon(item: tuple) -> int:
+    return item[1]
 
 
 def _unique(items: list) -> list:

@@ -9,8 +9,9 @@ after a larger one is an error unless a lateness bound allows it.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Callable, Iterable, Iterator, TextIO
+from typing import TextIO
 
 from ..atoms import Atom
 from ..errors import RdfstreamError, Span, StreamFormatError
@@ -72,8 +73,9 @@ def _parse_line(text: str, lineno: int, parse_atoms: AtomParser, source: str) ->
         raise _fail("\"atoms\" must be a list of strings", source, lineno, _column_of(text, '"atoms"'), text)
     unknown = set(obj) - {"t", "atoms"}
     if unknown:
-        raise _fail(f"unknown key {sorted(unknown)[0]!r} (expected \"t\" and \"atoms\")", source, lineno,
-                    _column_of(text, f'"{sorted(unknown)[0]}"'), text)
+        key = min(unknown)
+        raise _fail(f"unknown key {key!r} (expected \"t\" and \"atoms\")", source, lineno,
+                    _column_of(text, f'"{key}"'), text)
     atoms: list[Atom] = []
     for item in items:
         try:
@@ -104,8 +106,7 @@ def write_jsonl(out: TextIO, t: int, holds: Iterable[str], placed: dict[int, Ite
 
 def write_text(out: TextIO, t: int, holds: Iterable[str], placed: dict[int, Iterable[str]]) -> None:
     out.write(f"{t}: {' '.join(sorted(holds))}".rstrip() + "\n")
-    for p, atoms in sorted(placed.items()):
-        out.write(f"  @{p}: {' '.join(sorted(atoms))}\n")
+    out.writelines(f"  @{p}: {' '.join(sorted(atoms))}\n" for p, atoms in sorted(placed.items()))
 
 
 WRITERS = {"jsonl": write_jsonl, "text": write_text}

@@ -124,11 +124,14 @@ def stratify(program: Program) -> list[Stratum]:
         if not data["negative"]:
             continue
         if u == v or nx.has_path(graph, v, u):
-            path = [v] if u == v else nx.shortest_path(graph, v, u)
-            cycle = " -> ".join(path + [f"not {v}"]) if u != v else f"{u} -> not {u}"
+            nodes = [u] + ([v] if u == v else nx.shortest_path(graph, v, u))
+            cycle = nodes[0]
+            for a, b in zip(nodes, nodes[1:], strict=False):
+                cycle += f" -not-> {b}" if graph.edges[a, b]["negative"] else f" -> {b}"
             rule = program.rules[data["neg_rule"]]
             raise StratificationError(
-                f"program is not stratifiable: negation inside the cycle {cycle}, in rule: {format_rule(rule)}",
+                f"program is not stratifiable: the dependency cycle {cycle} goes through negation,"
+                f" in rule: {format_rule(rule)}",
                 rule.span,
             )
     condensed = nx.condensation(graph)

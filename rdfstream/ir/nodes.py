@@ -96,8 +96,8 @@ class ExtAtom:
 @dataclass(frozen=True, slots=True)
 class BinOp:
     op: str  # + - * /
-    left: "Expr"
-    right: "Expr"
+    left: Expr
+    right: Expr
 
     def __post_init__(self) -> None:
         if self.op not in ARITH_OPS:
@@ -188,7 +188,7 @@ class Program:
         """Predicates derived by some rule."""
         return {r.head.atom.pred for r in self.rules}
 
-    def merge(self, other: "Program") -> "Program":
+    def merge(self, other: Program) -> Program:
         known = dict(self.prefixes)
         extra = tuple((p, i) for p, i in other.prefixes if p not in known)
         return Program(self.rules + other.rules, self.facts + other.facts, self.prefixes + extra)
