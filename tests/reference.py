@@ -38,7 +38,7 @@ from rdfstream.ir.nodes import (
 )
 from rdfstream.terms import Var, is_number, is_var
 
-__all__ = ["Result", "evaluate"]
+__all__ = ["Result", "evaluate", "evaluate_at"]
 
 #: Safety net against programs whose least model is infinite (e.g. ``p(Y) :- p(X), Y = X + 1``).
 MAX_ROUNDS = 10_000
@@ -75,6 +75,37 @@ def evaluate(
     background: Iterable[Atom] = (),
 ) -> list[Result]:
     """The output of ``program`` at every time point of ``[start, end]``."""
+    prepared = _prepare(program, stream, background)
+    return [_answer_at(prepared, start, t) for t in range(start, end + 1)]
+
+
+def evaluate_at(
+    program: Program,
+    stream: StreamInput,
+    start: int,
+    t: int,
+    background: Iterable[Atom] = (),
+) -> Result:
+    """The output of ``program`` at the single time point ``t`` of the timeline ``[start, ...]``.
+
+    The same answer as ``evaluate(program, stream, start, t, background)[-1]`` (for ``t >= start``), without
+    computing the points before ``t``.
+    """
+    return _answer_at(_prepare(program, stream, background), start, t)
+
+
+@dataclass
+class _Prepared:
+    """What does not depend on the evaluation time: the normalized input, the plans and the strata."""
+
+    streams: dict[str, dict[int, list[Atom]]]
+    background: frozenset[Atom]
+    intensional: set[str]
+    plans: dict[int, list]
+    strata: list[list[Rule]]
+
+
+def _prepare(program: Program, stream: StreamInput, background: Iterable[Atom]) -> _Prepared:
     streams = _normalize_streams(stream)
     bg = frozenset(_ground_input(a) for a in (*program.facts, *background))
     intensional = {rule.head.atom.pred for rule in program.rules}
@@ -86,19 +117,21 @@ def evaluate(
     strata = []
     for lvl in sorted(set(level.values())):
         strata.append([r for r in program.rules if level[r.head.atom.pred] == lvl])
+    return _Prepared(streams, bg, intensional, plans, strata)
 
-    results = []
-    for t in range(start, end + 1):
-        model = _Model(streams, bg, start, t)
-        for rules in strata:
-            _fixpoint(rules, plans, model)
-        holds = frozenset(a for a in model.atoms_at(t) if a.pred in intensional)
-        placed = {}
-        for u in sorted(model.derived):
-            if u != t and model.derived_at(u):
-                placed[u] = frozenset(model.derived_at(u))
-        results.append(Result(t, holds, placed))
-    return results
+
+def _answer_at(prepared: _Prepared, start: int, t: int) -> Result:
+    """The answer at ``t``, from scratch."""
+    model = _Model(prepared.streams, prepared.background, start, t)
+    for rules in prepared.strata:
+        _fixpoint(rules, prepared.plans, model)
+    intensional = prepared.intensional
+    holds = frozenset(a for a in model.atoms_at(t) if a.pred in intensional)
+    placed = {}
+    for u in sorted(model.derived):
+        if u != t and model.derived_at(u):
+            placed[u] = frozenset(model.derived_at(u))
+    return Result(t, holds, placed)
 
 
 # --------------------------------------------------------------------------------------------------

@@ -119,15 +119,16 @@ class AnnotatedMap:
         return len(self.entries)
 
     def __getstate__(self):
+        # the delta matters between ticks too: groundings fed before the first tick wait in it
         return {"entries": self.entries, "keys": list(self.keyed), "calendar": self.calendar, "name": self.name,
-                "kind": self.kind}
+                "kind": self.kind, "delta": self.delta, "born": self.born, "died": self.died}
 
     def __setstate__(self, state):
         self.entries = state["entries"]
         self.calendar = state["calendar"]
         self.name = state["name"]
         self.kind = state["kind"]
-        self.delta, self.born, self.died = [], [], []
+        self.delta, self.born, self.died = state["delta"], state["born"], state["died"]
         self.keyed = {}
         for cols in state["keys"]:
             self.index_on(tuple(cols))

@@ -120,6 +120,13 @@ class Literal:
             else:
                 self.time_mode = ("same", value)
 
+    def __getstate__(self) -> dict:
+        return {"spec": self.spec, "engine": self.engine, "map": self.map, "time_mode": self.time_mode}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self.match, self.identity = compile_matcher(self.spec)
+
     # -- groundings -------------------------------------------------------------------------
 
     def vals_at(self, args: tuple, point: int):

@@ -117,9 +117,10 @@ class Engine:
     def _build(self, strata) -> None:
         rules = self.program.rules
         for pred in self.intensional:
-            self.now_store[pred] = AnnotatedMap(self.calendar, pred, "now")
-            self.placed_store[pred] = AnnotatedMap(self.calendar, pred, "placed")
-            self.placed_store[pred].index_on((1,))
+            if pred not in self.now_store:  # kept when rebuilding a restored engine
+                self.now_store[pred] = AnnotatedMap(self.calendar, pred, "now")
+                self.placed_store[pred] = AnnotatedMap(self.calendar, pred, "placed")
+                self.placed_store[pred].index_on((1,))
         self.data_subs: dict[str, list[Literal]] = {}
         self.point_subs: dict[str, list[Literal]] = {}
         self.now_subs: dict[str, list[Literal]] = {}
@@ -178,7 +179,9 @@ class Engine:
                     refreshed.add(spec)
             self.strata.append(_Stratum(crs, st.recursive, _unique(volatile), _unique(supplements)))
         # data history for boxes over time windows
-        self.history: dict[tuple, dict[int, set]] = {(v, p): {} for (v, p) in self.box_views}
+        if not hasattr(self, "history"):
+            self.history: dict[tuple, dict[int, set]] = {(v, p): {} for (v, p) in self.box_views}
+            self.tuples: dict[str, deque] = {s: deque(maxlen=n) for s, n in self.tuple_sizes.items()}
         self.history_by_pred: dict[str, list] = {}
         for key in self.history:
             self.history_by_pred.setdefault(key[1], []).append(key)
@@ -188,8 +191,19 @@ class Engine:
             if spec.op is Op.BOX and not spec.tuple_window:
                 key = (spec.view, spec.pred)
                 self.history_keep[key] = max(self.history_keep.get(key, 0), min(INF, spec.size + spec.step))
-        self.tuples: dict[str, deque] = {s: deque(maxlen=n) for s, n in self.tuple_sizes.items()}
         self.cursors: dict[int, list[int]] = {i: [0] * len(cr.positives) for i, cr in compiled.items()}
+
+    # ---------------------------------------------------------------- serialisation
+
+    _DERIVED = ("compiled", "strata", "data_subs", "point_subs", "now_subs", "cursors")
+
+    def __getstate__(self) -> dict:
+        """The engine's state without its generated code; ``pickle`` round-trips a running engine."""
+        return {k: v for k, v in self.__dict__.items() if k not in self._DERIVED}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._build(analyse(self.program))
 
     def _emitter(self, rule):
         pred = rule.head.atom.pred
@@ -474,6 +488,17 @@ class Engine:
         out = {(pred, args) for pred, store in self.now_store.items() for args in store.entries}
         out |= self.extras_prev
         return frozenset(Atom(p, a) for p, a in out)
+
+    def state_size(self) -> dict[str, int]:
+        """How many groundings, facts, filed expiries and retained data atoms the engine holds."""
+        return {
+            "literal_groundings": sum(len(lit.map) for lit in self.literals.values()),
+            "derived_facts": sum(len(m) for m in self.now_store.values()) + sum(len(m) for m in self.placed_store.values()),
+            "filed_expiries": sum(len(batch) for bucket in self.calendar.buckets.values() for _, batch in bucket),
+            "pending_activations": sum(len(b) for batches in self.activations.values() for _, b, _ in batches),
+            "data_history": sum(len(rows) for hist in self.history.values() for rows in hist.values())
+            + sum(len(q) for q in self.tuples.values()),
+        }
 
     def placed(self) -> dict[int, frozenset[Atom]]:
         """Atoms that the last evaluation places through @-heads at points other than its own time."""
