@@ -8,12 +8,12 @@ import time
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from strategies import programs, streams
 
 from rdfstream.atoms import Atom
 from rdfstream.engine.session import Engine
 from rdfstream.errors import EvaluationError
 from rdfstream.frontends.registry import parse_program
-from strategies import programs, streams
 
 try:
     from reference import evaluate
