@@ -493,7 +493,8 @@ class Engine:
         """How many groundings, facts, filed expiries and retained data atoms the engine holds."""
         return {
             "literal_groundings": sum(len(lit.map) for lit in self.literals.values()),
-            "derived_facts": sum(len(m) for m in self.now_store.values()) + sum(len(m) for m in self.placed_store.values()),
+            "derived_facts": sum(len(m) for m in self.now_store.values())
+            + sum(len(m) for m in self.placed_store.values()),
             "filed_expiries": sum(len(batch) for bucket in self.calendar.buckets.values() for _, batch in bucket),
             "pending_activations": sum(len(b) for batches in self.activations.values() for _, b, _ in batches),
             "data_history": sum(len(rows) for hist in self.history.values() for rows in hist.values())
