@@ -9,6 +9,8 @@ are drawn from those bound by positive literals, so every rule is safe.
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 from hypothesis import strategies as st
 
 from rdfstream.atoms import Atom
@@ -30,6 +32,8 @@ BACKGROUND = {"g": 1}
 INTENSIONAL = {"i0": 1, "i1": 2, "i2": 0, "i3": 1}
 INT_ORDER = ["i0", "i1", "i2", "i3"]
 CONSTANTS = ["x", "y", 1, 2]
+RARE_CONSTANTS = [Decimal("1.5"), '"s"', "<http://ex.org/a>"]
+SECOND_STREAM = "<http://ex.org/s2>"
 VARS = [Var("X"), Var("Y")]
 TIME_VARS = [Var("T"), Var("U")]
 
@@ -38,13 +42,14 @@ TIME_VARS = [Var("T"), Var("U")]
 def windows(draw, allow_tuple: bool):
     kinds = ["none", "time", "step"] + (["tuple"] if allow_tuple else [])
     kind = draw(st.sampled_from(kinds))
+    stream = draw(st.sampled_from(["", "", "", SECOND_STREAM]))
     if kind == "none":
         return None
     if kind == "time":
-        return TimeWindow(draw(st.integers(0, 4)))
+        return TimeWindow(draw(st.integers(0, 4)), stream=stream)
     if kind == "step":
-        return TimeWindow(draw(st.integers(0, 4)), draw(st.integers(2, 3)))
-    return TupleWindow(draw(st.integers(1, 4)))
+        return TimeWindow(draw(st.integers(0, 4)), draw(st.integers(2, 3)), stream=stream)
+    return TupleWindow(draw(st.integers(1, 4)), stream=stream)
 
 
 @st.composite
@@ -150,7 +155,8 @@ def programs(draw):
 @st.composite
 def ext_atoms(draw):
     pred = draw(st.sampled_from(list(EXT)))
-    return Atom(pred, tuple(draw(st.sampled_from(CONSTANTS)) for _ in range(EXT[pred])))
+    pool = st.sampled_from(CONSTANTS * 4 + RARE_CONSTANTS)
+    return Atom(pred, tuple(draw(pool) for _ in range(EXT[pred])))
 
 
 @st.composite
@@ -163,4 +169,10 @@ def streams(draw, max_len: int = 12):
         if draw(st.floats(0, 1)) < 0.75:
             stream[t] = draw(st.lists(ext_atoms(), min_size=1, max_size=4))
     end = start + length - 1 + draw(st.integers(0, 3))
+    if draw(st.integers(0, 3)) == 0:  # a second, named stream
+        second = {}
+        for t in range(start, start + length):
+            if draw(st.floats(0, 1)) < 0.5:
+                second[t] = draw(st.lists(ext_atoms(), min_size=1, max_size=3))
+        return {"": stream, SECOND_STREAM: second}, start, end
     return stream, start, end

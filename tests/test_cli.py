@@ -162,3 +162,24 @@ def test_console_script_runs_the_bundled_example():
                            "queries/lars/cooling.jsonl"], cwd=ROOT, capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout.splitlines()[0]) == {"t": 0, "holds": ["isLiquid", "liquid(20)", "normal"]}
+
+
+def test_background_file_holds_at_every_point(tmp_path, capsys):
+    prog = write(tmp_path, "p.lars", "q(X, L) :- [2] <> tram(X), line(X, L).\n")
+    bg = write(tmp_path, "bg.lars", "% the lines of each tram\nline(a1, l1).\nline(a2, l2).\n")
+    data = write(tmp_path, "s.jsonl", '{"t": 0, "atoms": ["tram(a1)"]}\n{"t": 3, "atoms": ["tram(a2)"]}\n')
+    code, out, err = run_cli(["run", prog, "--stream", data, "--background", bg], capsys)
+    assert code == 0, err
+    holds = [json.loads(line)["holds"] for line in out.splitlines()]
+    # [2] <> tram(a1) holds at 0, 1, 2; tram(a2) from 3
+    assert holds == [["q(a1,l1)"], ["q(a1,l1)"], ["q(a1,l1)"], ["q(a2,l2)"]]
+    rules = write(tmp_path, "bad.lars", "line(X, l) :- tram(X).\n")
+    code, _, err = run_cli(["run", prog, "--stream", data, "--background", rules], capsys)
+    assert code == 2 and "facts only" in err and "bad.lars:1:1" in err
+
+
+def test_explain_prints_strata_and_plans(capsys):
+    code, out, err = run_cli(["explain", str(ROOT / "queries/lars/cooling.lars"), "--plans"], capsys)
+    assert code == 0, err
+    assert parse_program(out) == parse_program((ROOT / "queries/lars/cooling.lars").read_text())
+    assert "re-evaluated every tick (negation)" in out and "def fire(" in out

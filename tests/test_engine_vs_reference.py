@@ -20,8 +20,29 @@ except ImportError:  # pragma: no cover - when tests/ is a package
 
 
 def engine_outputs(program, stream, start, end):
+    """Per-tick (t, holds, placed); ``stream`` is time -> atoms, or stream name -> (time -> atoms)."""
     engine = Engine(program, start=start, report_placed=True)
-    return [(t, holds, placed) for t, holds, placed in engine.run(stream, start, end)]
+    named = stream if stream and all(isinstance(k, str) for k in stream) else {"": stream}
+    for t in sorted({t for s in named.values() for t in s}):
+        for name, data in named.items():
+            if t in data:
+                engine.push(data[t], t, stream=name)
+    holds: set = set()
+    placed: dict = {}
+    out = []
+    t = start
+    for snap in engine.ticks(end):
+        while t < snap.t:
+            out.append((t, frozenset(holds), placed))
+            t += 1
+        holds = (holds - snap.removed) | snap.added
+        placed = snap.placed or {}
+        out.append((t, frozenset(holds), placed))
+        t += 1
+    while t <= end:
+        out.append((t, frozenset(holds), placed))
+        t += 1
+    return out
 
 
 def check(program, data):
