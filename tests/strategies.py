@@ -148,6 +148,10 @@ def programs(draw):
             out.append(draw(rules(k, recursive=j > 0)))
     if not out:
         out.append(draw(rules(0, recursive=False)))
+    if draw(st.integers(0, 4)) == 0:  # a rule with an empty body, derived (or placed) at every tick
+        pred = draw(st.sampled_from(INT_ORDER))
+        args = tuple(draw(st.sampled_from(CONSTANTS)) for _ in range(INTENSIONAL[pred]))
+        out.append(Rule(Head(Atom(pred, args), draw(st.sampled_from([None, 0, 2, 5, 9]))), ()))
     facts = tuple(Atom("g", (c,)) for c in draw(st.lists(st.sampled_from(CONSTANTS), max_size=2, unique=True)))
     return Program(tuple(out), facts)
 
@@ -165,10 +169,12 @@ def streams(draw, max_len: int = 12):
     start = draw(st.integers(0, 3))
     length = draw(st.integers(1, max_len))
     stream = {}
+    sparse = draw(st.integers(0, 2)) == 0  # few data ticks and a long tail: exercises skipped ticks
+    density = 0.25 if sparse else 0.75
     for t in range(start, start + length):
-        if draw(st.floats(0, 1)) < 0.75:
+        if draw(st.floats(0, 1)) < density:
             stream[t] = draw(st.lists(ext_atoms(), min_size=1, max_size=4))
-    end = start + length - 1 + draw(st.integers(0, 3))
+    end = start + length - 1 + draw(st.integers(0, 8 if sparse else 3))
     if draw(st.integers(0, 3)) == 0:  # a second, named stream
         second = {}
         for t in range(start, start + length):

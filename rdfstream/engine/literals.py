@@ -168,8 +168,16 @@ class Literal:
         span = visible_evals(spec.size, spec.step, point, self.engine.start)
         if span is None:
             return
-        first = max(now, span[0])
-        last = min(horizon, span[1])
+        first = span[0] if span[0] > now else now
+        last = span[1] if span[1] < horizon else horizon
+        if horizon <= now:
+            # The atom holds for this tick only (a volatile derivation, recomputed at every evaluated tick).
+            # Its window still opens and closes on its own schedule: make those ticks evaluated.
+            calendar = self.engine.calendar
+            if span[0] > now:
+                calendar.add_event(span[0])
+            if now <= span[1] < INF:
+                calendar.add_event(span[1] + 1)
         if first > last:
             return
         found = self.batch_vals(batch, point)

@@ -1,0 +1,50 @@
+"""Hand-picked programs outside the random generator's reach, each compared with the reference evaluator."""
+
+from __future__ import annotations
+
+import pytest
+
+from rdfstream.errors import EvaluationError
+from rdfstream.frontends.registry import parse_atoms, parse_program
+from test_engine_vs_reference import check
+
+try:
+    from reference import evaluate
+except ImportError:  # pragma: no cover
+    from tests.reference import evaluate
+
+from rdfstream.engine.session import Engine
+
+CASES = {
+    "empty body placing at a fixed time": ("@5 p.\nq :- [3] <> p.\nr(T) :- @T p.\n", {0: "a(x)"}, 0, 10),
+    "fact of a derived predicate": ("q(b).\nq(X) :- a(X).\n", {1: "a(x)", 3: "a(y)"}, 0, 4),
+    "data of a derived predicate": ("q(X) :- a(X).\nr(X) :- [2] <> q(X).\n", {1: "q(z), a(x)", 2: ""}, 0, 5),
+    "placing before the start": ("@S p(X) :- a(X), S = T - 3, @T a(X).\nq(X) :- <> p(X).\n", {2: "a(x)"}, 1, 6),
+    "placing into the future": ("@S p(X) :- [0] @T a(X), S = T + 2.\nq(X) :- [1] <> p(X).\n", {1: "a(x)", 2: "a(y)"},
+                                0, 8),
+    "stepped window over derived": ("q(X) :- a(X).\nr(X) :- [3 step 2] <> q(X).\ns(X) :- [4 step 3] @T q(X).\n",
+                                    {0: "a(x)", 2: "a(y)", 3: "a(z)"}, 0, 9),
+    "only facts": ("g(a).\n", {0: ""}, 0, 2),
+    "deep recursion within a tick": ("r(X,Y) :- [1] <> e(X,Y).\nr(X,Z) :- r(X,Y), r(Y,Z).\n",
+                                     {0: ", ".join(f"e(n{i},n{i + 1})" for i in range(12)), 1: "e(n12,n0)"}, 0, 3),
+    "box over background and data": ("g(a).\nq(X) :- [2] [] g(X), [2] [] b(X, X).\n",
+                                     {0: "b(a,a)", 1: "b(a,a)", 2: "b(a,a)", 3: ""}, 0, 4),
+    "at over background binds every point": ("g(a).\nq(T) :- [2] @T g(a).\n", {0: ""}, 0, 4),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_edge_case_matches_reference(name):
+    text, stream, start, end = CASES[name]
+    program = parse_program(text)
+    atoms = {t: parse_atoms(line) for t, line in stream.items()}
+    check(program, (atoms, start, end))
+
+
+def test_at_head_with_a_non_time_is_an_error_in_both():
+    program = parse_program("@X p :- a(X).\n")
+    stream = {0: parse_atoms("a(x)")}
+    with pytest.raises(EvaluationError, match="not a time point"):
+        list(Engine(program, start=0).run(stream, 0, 0))
+    with pytest.raises(EvaluationError):
+        evaluate(program, stream, 0, 0)
