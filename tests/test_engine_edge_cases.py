@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from test_engine_vs_reference import check
 
 from rdfstream.errors import EvaluationError
 from rdfstream.frontends.registry import parse_atoms, parse_program
-from test_engine_vs_reference import check
 
 try:
     from reference import evaluate
