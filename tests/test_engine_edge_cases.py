@@ -5,8 +5,10 @@ from __future__ import annotations
 import pytest
 from test_engine_vs_reference import check
 
+from rdfstream.atoms import Atom
 from rdfstream.errors import EvaluationError
 from rdfstream.frontends.registry import parse_atoms, parse_program
+from rdfstream.ir.nodes import Head, Program, Rule
 
 try:
     from reference import evaluate
@@ -48,3 +50,12 @@ def test_at_head_with_a_non_time_is_an_error_in_both():
         list(Engine(program, start=0).run(stream, 0, 0))
     with pytest.raises(EvaluationError):
         evaluate(program, stream, 0, 0)
+
+
+def test_stepped_window_over_an_atom_derived_at_every_tick():
+    # found by the soak run: a bodiless rule derives i1(y,x) at every t (at point t only), so
+    # [0 step 2] <> i1(y,x) holds at even t only, also at ticks that bring no data
+    rules = parse_program("i2 :- [0 step 2] <> i1(y,x).\n").rules
+    bodiless = Rule(Head(Atom("i1", ("y", "x"))), ())
+    program = Program(rules + (bodiless,))
+    check(program, ({0: parse_atoms("c"), 1: parse_atoms("a(x)"), 5: parse_atoms("a(x)")}, 0, 9))

@@ -157,7 +157,9 @@ class Engine:
                 self.box_views[(spec.view, spec.pred)] = None
                 if spec.pred in self.intensional:
                     self.clock_dependent = True
-            if spec.op is Op.AT and lit.needs_supplement(spec.pred in self.plain_heads, spec.pred in self.background):
+            if lit.needs_supplement(spec.pred in self.plain_heads, spec.pred in self.background):
+                # @U over atoms that hold at every point, or a stepped window over atoms derived at every
+                # tick (true only at pivots): the answer can change at any tick
                 self.clock_dependent = True
         for cr in compiled.values():
             if any(n.guard == "in_range" for n in cr.negatives):
