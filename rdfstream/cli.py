@@ -119,36 +119,17 @@ def cmd_run(args, out: TextIO) -> int:
 
 
 def _timeline(engine, events, start: int, end: int) -> Iterator[tuple[int, frozenset, dict]]:
-    """Every tick of [start, end] with its answer, pushing events just before their time comes."""
-    holds: set[Atom] = set()
-    placed: dict = {}
-    t = start
+    """Every tick of [start, end] with its answer, pushing each event just before its time comes."""
     pos = 0
-
-    def drain(until: int):
-        nonlocal t, placed
-        for snap in engine.ticks(until):
-            while t < snap.t:
-                yield t, frozenset(holds), placed
-                t += 1
-            holds.difference_update(snap.removed)
-            holds.update(snap.added)
-            placed = snap.placed or {}
-            yield t, frozenset(holds), placed
-            t += 1
-        while t <= until:
-            yield t, frozenset(holds), placed
-            t += 1
-
     while pos < len(events):
         when = events[pos].t
         atoms: list[Atom] = []
         while pos < len(events) and events[pos].t == when:
             atoms.extend(events[pos].atoms)
             pos += 1
-        yield from drain(when - 1)
+        yield from engine.answers(when - 1)
         engine.push(atoms, when)
-    yield from drain(end)
+    yield from engine.answers(end)
 
 
 def cmd_explain(args, out: TextIO) -> int:

@@ -22,28 +22,14 @@ except ImportError:  # pragma: no cover
 
 
 def outputs(engine, stream, start, end, restore_at=None):
-    """Per-tick (holds, placed) feeding ``stream``; optionally pickle and restore the engine before ``restore_at``."""
+    """Per-tick (t, holds, placed) feeding ``stream``; optionally pickle and restore the engine at ``restore_at``."""
     out = []
-    holds: set = set()
-    placed: dict = {}
-    t = start
-    for when in list(range(start, end + 1)):
-        if restore_at is not None and when == restore_at:
+    for when in range(start, end + 1):
+        if when == restore_at:
             engine = pickle.loads(pickle.dumps(engine))
         if when in stream:
             engine.push(stream[when], when)
-        for snap in engine.ticks(when):
-            while t < snap.t:
-                out.append((t, frozenset(holds), placed))
-                t += 1
-            holds -= snap.removed
-            holds |= snap.added
-            placed = snap.placed or {}
-            out.append((t, frozenset(holds), placed))
-            t += 1
-        while t <= when:
-            out.append((t, frozenset(holds), placed))
-            t += 1
+        out.extend(engine.answers(when))
     return out
 
 

@@ -27,21 +27,7 @@ def engine_outputs(program, stream, start, end):
         for name, data in named.items():
             if t in data:
                 engine.push(data[t], t, stream=name)
-    holds: set = set()
-    placed: dict = {}
-    out = []
-    t = start
-    for snap in engine.ticks(end):
-        while t < snap.t:
-            out.append((t, frozenset(holds), placed))
-            t += 1
-        holds = (holds - snap.removed) | snap.added
-        placed = snap.placed or {}
-        out.append((t, frozenset(holds), placed))
-        t += 1
-    while t <= end:
-        out.append((t, frozenset(holds), placed))
-        t += 1
+    out = list(engine.answers(end))
     return out
 
 

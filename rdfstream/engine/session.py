@@ -321,6 +321,32 @@ class Engine:
     def advance_to(self, t: int) -> list[Snapshot]:
         return list(self.ticks(t))
 
+    def answers(self, until: int) -> Iterator[tuple[int, frozenset[Atom], dict[int, frozenset[Atom]]]]:
+        """``(t, holds, placed)`` for every tick after the last one answered, through ``until``.
+
+        Skipped ticks repeat the answer of the tick before them.  Push the atoms of a tick before asking for
+        it; ``placed`` is only filled when the engine was built with ``report_placed=True``.  Use either this
+        or ``ticks``/``advance_to`` on one engine: snapshots consumed elsewhere are not seen here.
+        """
+        if self.start is None:
+            self._set_start(until)
+        state = self.__dict__.setdefault("_answered", [self.start, set(), {}])  # next t, holds, placed
+        holds = state[1]
+
+        def upto(t_stop: int):
+            while state[0] < t_stop:
+                t = state[0]
+                state[0] = t + 1
+                yield t, frozenset(holds), state[2]
+
+        for snap in self.ticks(until):
+            yield from upto(snap.t)
+            holds.difference_update(snap.removed)
+            holds.update(snap.added)
+            state[2] = snap.placed if snap.placed is not None else {}
+            yield from upto(snap.t + 1)
+        yield from upto(until + 1)
+
     def run(self, stream: dict[int, list], start: int | None = None, end: int | None = None):
         """Feed a whole stream (time -> atoms) and yield ``(t, holds, placed)`` for every tick of the timeline."""
         times = sorted(stream)
@@ -333,21 +359,7 @@ class Engine:
         for time in times:
             if start <= time <= end:
                 self.push(stream[time], time)
-        holds: set[Atom] = set()
-        placed: dict[int, frozenset[Atom]] = {}
-        t = start
-        for snap in self.ticks(end):
-            while t < snap.t:
-                yield t, frozenset(holds), placed
-                t += 1
-            holds -= snap.removed
-            holds |= snap.added
-            placed = snap.placed if snap.placed is not None else {}
-            yield t, frozenset(holds), placed
-            t += 1
-        while t <= end:
-            yield t, frozenset(holds), placed
-            t += 1
+        yield from self.answers(end)
 
     # ---------------------------------------------------------------- evaluation
 
