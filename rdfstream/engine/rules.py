@@ -121,8 +121,36 @@ class RuleCompiler:
         inner = ", ".join(self.term(w, t) for t in terms)
         return f"({inner},)" if len(terms) == 1 else f"({inner})"
 
+    def build_projection(self, driver: int):
+        """A rule with one literal and nothing else: the head is a projection of the driver's groundings."""
+        c = self.c
+        w = _Writer()
+        pos = c.positives[driver]
+        ent = w.bind(f"E{driver}", pos.literal.map.entries)
+        head = c.rule.head
+        where = {v: j for j, v in enumerate(pos.vars)}
+        parts = [f"e_[{where[a]}]" if is_var(a) else w.const(a) for a in head.atom.args]
+        if tuple(head.atom.args) == pos.vars:
+            args = "e_"
+        elif not parts:
+            args = "()"
+        else:
+            args = f"({', '.join(parts)},)" if len(parts) == 1 else f"({', '.join(parts)})"
+        emit = w.bind("EMIT", self.emit)
+        src = (
+            "def fire(t, cap, delta):\n"
+            f"    if cap >= INF:\n        OUT = [({args}, {ent}[e_]) for e_ in delta]\n"
+            f"    else:\n        OUT = [({args}, min({ent}[e_], cap)) for e_ in delta]\n"
+            f"    if OUT:\n        {emit}(OUT)\n"
+        )
+        exec(src, w.namespace)  # noqa: S102 - generated from the compiled rule
+        return w.namespace["fire"], src
+
     def build(self, driver: int | None):
         c = self.c
+        if (driver is not None and len(c.positives) == 1 and not c.negatives and not c.comparisons
+                and not c.assignments and c.rule.head.time is None):
+            return self.build_projection(driver)
         w = _Writer()
         bound: set[Var] = set()
         pending_pos = [i for i in range(len(c.positives)) if i != driver]

@@ -20,6 +20,7 @@ import heapq
 from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from operator import itemgetter
 
 from ..atoms import Atom
 from ..errors import EvaluationError
@@ -223,7 +224,7 @@ class Engine:
                     return
                 first_h = fresh[0][1]
                 born.extend({args: None for args, _ in fresh if args not in entries})
-                if all(h == first_h for _, h in fresh):
+                if len(set(map(_horizon, fresh))) == 1:
                     entries.update(fresh)
                     by_h = {first_h: [args for args, _ in fresh]}
                 else:
@@ -411,13 +412,17 @@ class Engine:
             queue = self.tuples.get(stream)
             if queue is not None:
                 queue.extend((t, pred, args) for pred, args in rows)
-            by_pred: dict[str, list] = {}
-            for pred, args in rows:
-                batch = by_pred.get(pred)
-                if batch is None:
-                    by_pred[pred] = [args]
-                else:
-                    batch.append(args)
+            preds = set(map(_pred, rows))
+            if len(preds) == 1:
+                by_pred = {preds.pop(): list(map(_horizon, rows))}  # (pred, args)[1] is the args
+            else:
+                by_pred = {}
+                for pred, args in rows:
+                    batch = by_pred.get(pred)
+                    if batch is None:
+                        by_pred[pred] = [args]
+                    else:
+                        batch.append(args)
             for pred, batch in by_pred.items():
                 for lit in data_subs.get(pred, ()):
                     view = lit.spec.view
@@ -576,8 +581,8 @@ class Engine:
         return True
 
 
-def _horizon(item: tuple) -> int:
-    return item[1]
+_pred = itemgetter(0)
+_horizon = itemgetter(1)  # of a (key, horizon) pair
 
 
 def _unique(items: list) -> list:
