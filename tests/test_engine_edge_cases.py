@@ -31,6 +31,9 @@ CASES = {
                                      {0: ", ".join(f"e(n{i},n{i + 1})" for i in range(12)), 1: "e(n12,n0)"}, 0, 3),
     "box over background and data": ("g(a).\nq(X) :- [2] [] g(X), [2] [] b(X, X).\n",
                                      {0: "b(a,a)", 1: "b(a,a)", 2: "b(a,a)", 3: ""}, 0, 4),
+    "copy rules, read again by other rules": ("q(A,B) :- [2] <> b(A,B).\nr(A) :- [1] <> q(A,B).\n"
+                                              "s(A) :- [3] @T q(A,A), not [1] <> a(A).\n",
+                                              {0: "b(x,x), b(x,y)", 1: "a(x)", 4: "b(y,y)"}, 0, 9),
     "at over background binds every point": ("g(a).\nq(T) :- [2] @T g(a).\n", {0: ""}, 0, 4),
 }
 

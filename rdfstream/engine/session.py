@@ -25,7 +25,7 @@ from operator import itemgetter
 from ..atoms import Atom
 from ..errors import EvaluationError
 from ..ir.analysis import analyse
-from ..ir.nodes import DEFAULT_STREAM, ExtAtom, Op, Program
+from ..ir.nodes import DEFAULT_STREAM, ExtAtom, Op, Program, TupleWindow
 from ..ir.printer import format_rule
 from ..ir.windows import INF
 from .annotations import AnnotatedMap, Calendar
@@ -115,11 +115,34 @@ class Engine:
             lit = self.literals[spec] = Literal(spec, self)
         return lit, vars_
 
+    def _copy_literal(self, pred: str) -> Literal | None:
+        """The literal whose groundings *are* ``pred``'s facts, when ``pred`` is defined by one rule of the
+        form ``q(X1..Xn) :- <> p(X1..Xn)`` (any time window without step, or none): same tuples, same horizons."""
+        defining = [r for r in self.program.rules if r.head.atom.pred == pred]
+        if len(defining) != 1:
+            return None
+        rule = defining[0]
+        if rule.head.time is not None or len(rule.body) != 1 or type(rule.body[0]) is not ExtAtom:
+            return None
+        ext = rule.body[0]
+        if not ext.positive or ext.op not in (None, Op.DIAMOND) or type(ext.window) is TupleWindow:
+            return None
+        if ext.window is not None and ext.window.step != 1:
+            return None
+        lit, vars_ = self._literal(ext)
+        if not lit.identity or tuple(rule.head.atom.args) != vars_ or lit.spec.pred == pred:
+            return None
+        return lit
+
     def _build(self, strata) -> None:
         rules = self.program.rules
+        self.copies: dict[str, Literal] = {}
         for pred in self.intensional:
+            copy = self._copy_literal(pred)
+            if copy is not None:
+                self.copies[pred] = copy
             if pred not in self.now_store:  # kept when rebuilding a restored engine
-                self.now_store[pred] = AnnotatedMap(self.calendar, pred, "now")
+                self.now_store[pred] = copy.map if copy is not None else AnnotatedMap(self.calendar, pred, "now")
                 self.placed_store[pred] = AnnotatedMap(self.calendar, pred, "placed")
                 self.placed_store[pred].index_on((1,))
         self.data_subs: dict[str, list[Literal]] = {}
@@ -166,7 +189,9 @@ class Engine:
             if any(n.guard == "in_range" for n in cr.negatives):
                 self.clock_dependent = True
         for st in strata:
-            crs = [compiled[i] for i in st.rules]
+            # a copy rule fires only to tell the literals that read its head; its facts are already there
+            crs = [compiled[i] for i in st.rules
+                   if not (rules[i].head.atom.pred in self.copies and not self.now_subs.get(rules[i].head.atom.pred))]
             volatile, supplements = [], []
             for cr in crs:
                 for lit in [p.literal for p in cr.positives] + [n.literal for n in cr.negatives]:
@@ -211,6 +236,17 @@ class Engine:
     def _emitter(self, rule):
         pred = rule.head.atom.pred
         calendar = self.calendar
+        if rule.head.time is None and pred in self.copies:
+            subs = self.now_subs
+
+            def emit_copy(out):
+                by_h: dict[int, list] = {}
+                for args, h in out:
+                    by_h.setdefault(h, []).append(args)
+                for lit in subs.get(pred, ()):
+                    lit.on_now(by_h, self.now)
+
+            return emit_copy
         if rule.head.time is None:
             store = self.now_store[pred]
             entries = store.entries
