@@ -141,12 +141,14 @@ def cmd_explain(args, out: TextIO) -> int:
     out.write(str(program))
     out.write("\n% strata, in evaluation order\n")
     for i, stratum in enumerate(engine.strata):
-        preds = sorted({cr.rule.head.atom.pred for cr in stratum.rules})
+        preds = sorted({r.head.atom.pred for cr in stratum.rules for r in cr.rules})
         kind = "recursive" if stratum.recursive else "non-recursive"
         out.write(f"% {i}: {', '.join(preds)} ({kind})\n")
         for cr in stratum.rules:
             mode = "re-evaluated every tick (negation)" if cr.volatile else "semi-naive on deltas"
-            out.write(f"%    {cr.rule}   -- {mode}\n")
+            shared = f", one plan shared by {len(cr.rules)} rules with this body" if len(cr.rules) > 1 else ""
+            for rule in cr.rules:
+                out.write(f"%    {rule}   -- {mode}{shared}\n")
             if args.plans:
                 for name, src in cr.source.items():
                     out.write(f"%    [{name}]\n")

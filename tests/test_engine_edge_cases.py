@@ -34,6 +34,13 @@ CASES = {
     "copy rules, read again by other rules": ("q(A,B) :- [2] <> b(A,B).\nr(A) :- [1] <> q(A,B).\n"
                                               "s(A) :- [3] @T q(A,A), not [1] <> a(A).\n",
                                               {0: "b(x,x), b(x,y)", 1: "a(x)", 4: "b(y,y)"}, 0, 9),
+    "rules sharing a body share one plan": ("q1(X,Z) :- [2] <> b(X,Y), [2] <> b(Y,Z).\n"
+                                            "q2(A,C) :- [2] <> b(A,B), [2] <> b(B,C).\n"
+                                            "@T q3(Z) :- [2] @T b(X,Y), [2] <> b(Y,Z).\n"
+                                            "q4(Z) :- [2] @T b(X,Y), [2] <> b(Y,Z).\n"
+                                            "n1(X) :- [1] <> a(X), not q1(X,X).\nn2(Y) :- [1] <> a(Y), not q1(Y,Y).\n"
+                                            "r(X) :- [3] <> q2(X,X), not n2(X).\n",
+                                            {0: "b(x,y), b(y,x), a(x)", 1: "a(y)", 2: "b(y,y)", 5: "a(x)"}, 0, 8),
     "at over background binds every point": ("g(a).\nq(T) :- [2] @T g(a).\n", {0: ""}, 0, 4),
 }
 

@@ -40,6 +40,8 @@ class Negative:
 
 @dataclass
 class CompiledRule:
+    """One plan for one or more rules with the same body; ``heads[k]`` is emitted through ``emits[k]``."""
+
     rule: Rule
     index: int
     positives: list[Positive]
@@ -50,6 +52,7 @@ class CompiledRule:
     drivers: dict[int, object] = field(default_factory=dict)
     full: object = None
     source: dict[str, str] = field(default_factory=dict)
+    rules: list[Rule] = field(default_factory=list)  # every rule this plan serves, ``rule`` first
 
 
 def normalise_negative(ext: ExtAtom):
@@ -104,9 +107,9 @@ def _opname(op: str) -> str:
 
 
 class RuleCompiler:
-    def __init__(self, crule: CompiledRule, emit, slots: dict[Var, str]):
+    def __init__(self, crule: CompiledRule, emits: list, slots: dict[Var, str]):
         self.c = crule
-        self.emit = emit
+        self.emits = emits
         self.slots = slots
 
     def term(self, w: _Writer, term) -> str:
@@ -136,7 +139,7 @@ class RuleCompiler:
             args = "()"
         else:
             args = f"({', '.join(parts)},)" if len(parts) == 1 else f"({', '.join(parts)})"
-        emit = w.bind("EMIT", self.emit)
+        emit = w.bind("EMIT", self.emits[0])
         src = (
             "def fire(t, cap, delta):\n"
             f"    if cap >= INF:\n        OUT = [({args}, {ent}[e_]) for e_ in delta]\n"
@@ -149,7 +152,7 @@ class RuleCompiler:
     def build(self, driver: int | None):
         c = self.c
         if (driver is not None and len(c.positives) == 1 and not c.negatives and not c.comparisons
-                and not c.assignments and c.rule.head.time is None):
+                and not c.assignments and c.rule.head.time is None and len(c.rules) == 1):
             return self.build_projection(driver)
         w = _Writer()
         bound: set[Var] = set()
@@ -159,8 +162,9 @@ class RuleCompiler:
         pending_neg = list(range(len(c.negatives)))
         hvar = "h_"
         w.line(f"{hvar} = cap")
-        w.line("OUT = []")
-        w.line("OUT_append = OUT.append")
+        for k in range(len(c.rules)):
+            w.line(f"OUT{k} = []")
+            w.line(f"OUT{k}_append = OUT{k}.append")
         for k, neg in enumerate(c.negatives):
             if neg.guard is not None:
                 w.line(f"R{k} = {w.bind(f'RNG{k}', neg.literal.time_range)}(t)")
@@ -232,17 +236,19 @@ class RuleCompiler:
             level += 1
             place_ready()
         assert not pending_cmp and not pending_neg and not pending_asg, "unsafe rule slipped through analysis"
-        head = c.rule.head
-        args = self.key(w, head.atom.args) if head.atom.args else "()"
-        if driver is not None and head.atom.args and tuple(head.atom.args) == c.positives[driver].vars:
-            args = "e_"  # the head is the driver's grounding itself: no new tuple
-        emit = w.bind("EMIT", self.emit)
-        if head.time is None:
-            w.line(f"OUT_append(({args}, {hvar}))")
-        else:
-            w.line(f"OUT_append(({args}, {self.term(w, head.time)}, {hvar}))")
+        for k, rule in enumerate(c.rules):
+            head = rule.head
+            args = self.key(w, head.atom.args) if head.atom.args else "()"
+            if driver is not None and head.atom.args and tuple(head.atom.args) == c.positives[driver].vars:
+                args = "e_"  # the head is the driver's grounding itself: no new tuple
+            if head.time is None:
+                w.line(f"OUT{k}_append(({args}, {hvar}))")
+            else:
+                w.line(f"OUT{k}_append(({args}, {self.term(w, head.time)}, {hvar}))")
         w.depth = 1
-        w.line(f"if OUT:\n        {emit}(OUT)")
+        for k in range(len(c.rules)):
+            emit = w.bind(f"EMIT{k}", self.emits[k])
+            w.line(f"if OUT{k}:\n        {emit}(OUT{k})")
         params = "t, cap, delta" if driver is not None else "t, cap"
         src = f"def fire({params}):\n" + "\n".join(w.lines) + "\n"
         exec(src, w.namespace)  # noqa: S102 - generated from the compiled rule
@@ -285,8 +291,45 @@ def _vars(expr: Expr) -> list[Var]:
     return [expr] if is_var(expr) else []  # type: ignore[list-item]
 
 
-def compile_rule(rule: Rule, index: int, literal_for, emit) -> CompiledRule:
-    """``literal_for(ext) -> (Literal, vars)`` returns the shared index for a positive extended atom."""
+def canonical(rule: Rule) -> Rule:
+    """The rule with its variables renamed ``V0, V1, …`` in order of first use in the body, then the head."""
+    names: dict[Var, Var] = {}
+    for v in [v for lit in rule.body for v in lit.variables()] + rule.head.variables():
+        names.setdefault(v, Var(f"V{len(names)}"))
+    return rename(rule, names)
+
+
+def rename(rule: Rule, names: dict) -> Rule:
+    from dataclasses import replace
+
+    from ..atoms import Atom
+    from ..ir.nodes import Head
+
+    def term(t):
+        return names.get(t, t) if is_var(t) else t
+
+    def expr(e):
+        return BinOp(e.op, expr(e.left), expr(e.right)) if type(e) is BinOp else term(e)
+
+    def atom(a: Atom) -> Atom:
+        return Atom(a.pred, tuple(term(x) for x in a.args), a.span)
+
+    body = []
+    for lit in rule.body:
+        if type(lit) is Comparison:
+            body.append(Comparison(lit.op, expr(lit.left), expr(lit.right), lit.span))
+        else:
+            body.append(replace(lit, atom=atom(lit.atom), time=term(lit.time) if lit.time is not None else None))
+    head = Head(atom(rule.head.atom), term(rule.head.time) if rule.head.time is not None else None)
+    return Rule(head, tuple(body), rule.span)
+
+
+def compile_rule(rules: list[Rule], index: int, literal_for, emits: list) -> CompiledRule:
+    """One plan for rules that share a body (equal after :func:`canonical`); ``emits[k]`` takes the head
+    groundings of ``rules[k]``.  ``literal_for(ext) -> (Literal, vars)`` returns the shared index of a
+    positive extended atom."""
+    forms = [canonical(r) for r in rules] if len(rules) > 1 else list(rules)
+    rule = forms[0]
     positives: list[Positive] = []
     negatives: list[Negative] = []
     comparisons: list[Comparison] = []
@@ -305,15 +348,17 @@ def compile_rule(rule: Rule, index: int, literal_for, emit) -> CompiledRule:
             literal, vars_ = literal_for(positive)
             negatives.append(Negative(literal, vars_, mode, guard, lit.time))
     volatile = bool(negatives) or not positives
-    crule = CompiledRule(rule, index, positives, negatives, comparisons, list(assignments), volatile)
+    crule = CompiledRule(rules[0], index, positives, negatives, comparisons, list(assignments), volatile,
+                         rules=forms)
     all_vars: list[Var] = []
-    for v in rule.head.variables() + [v for lit in rule.body for v in lit.variables()]:
+    for v in [v for r in forms for v in r.head.variables()] + [v for lit in rule.body for v in lit.variables()]:
         if v not in all_vars:
             all_vars.append(v)
     slots = {v: f"v{i}" for i, v in enumerate(all_vars)}
-    compiler = RuleCompiler(crule, emit, slots)
+    compiler = RuleCompiler(crule, emits, slots)
     for i in range(len(positives)):
         crule.drivers[i], crule.source[f"driver {i}"] = compiler.build(i)
     if volatile:
         crule.full, crule.source["full"] = compiler.build(None)
+    crule.rules = list(rules)
     return crule

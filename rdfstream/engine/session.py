@@ -30,7 +30,7 @@ from ..ir.printer import format_rule
 from ..ir.windows import INF
 from .annotations import AnnotatedMap, Calendar
 from .literals import ALL, Literal, LiteralSpec, literal_spec
-from .rules import CompiledRule, compile_rule
+from .rules import CompiledRule, canonical, compile_rule
 
 
 class Snapshot:
@@ -148,11 +148,19 @@ class Engine:
         self.data_subs: dict[str, list[Literal]] = {}
         self.point_subs: dict[str, list[Literal]] = {}
         self.now_subs: dict[str, list[Literal]] = {}
-        compiled: dict[int, CompiledRule] = {}
+        # non-recursive rules with the same body (up to variable names) share one plan: many standing
+        # queries over the same patterns compute their join once
+        recursive = {i for st in strata if st.recursive for i in st.rules}
+        groups: dict[object, list[int]] = {}
         for i, rule in enumerate(rules):
-            emit = self._emitter(rule)
-            compiled[i] = compile_rule(rule, i, self._literal, emit)
+            key = ("solo", i) if i in recursive else canonical(rule).body
+            groups.setdefault(key, []).append(i)
+        compiled: dict[int, CompiledRule] = {}
+        for members in groups.values():
+            emits = [self._emitter(rules[i]) for i in members]
+            compiled[members[0]] = compile_rule([rules[i] for i in members], members[0], self._literal, emits)
         self.compiled = compiled
+        leader = {i: members[0] for members in groups.values() for i in members}
         # who hears about which atoms
         for lit in self.literals.values():
             spec = lit.spec
@@ -188,10 +196,20 @@ class Engine:
         for cr in compiled.values():
             if any(n.guard == "in_range" for n in cr.negatives):
                 self.clock_dependent = True
+        placed_plans: set[int] = set()
         for st in strata:
-            # a copy rule fires only to tell the literals that read its head; its facts are already there
-            crs = [compiled[i] for i in st.rules
-                   if not (rules[i].head.atom.pred in self.copies and not self.now_subs.get(rules[i].head.atom.pred))]
+            # a plan runs in the first stratum of its rules (its body is complete there); a copy rule fires
+            # only to tell the literals that read its head, its facts are already there
+            crs = []
+            for i in st.rules:
+                cr = compiled[leader[i]]
+                if cr.index in placed_plans:
+                    continue
+                placed_plans.add(cr.index)
+                heads = [r.head.atom.pred for r in cr.rules]
+                if all(h in self.copies and not self.now_subs.get(h) for h in heads):
+                    continue
+                crs.append(cr)
             volatile, supplements = [], []
             for cr in crs:
                 for lit in [p.literal for p in cr.positives] + [n.literal for n in cr.negatives]:
