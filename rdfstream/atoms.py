@@ -33,9 +33,3 @@ class Atom:
     def is_ground(self) -> bool:
         return not any(is_var(a) for a in self.args)
 
-
-def format_atom(pred: str, args: tuple) -> str:
-    """Print an atom given as predicate and argument tuple (the engine's internal form)."""
-    if not args:
-        return pred
-    return f"{pred}({','.join(format_term(a) for a in args)})"

@@ -93,9 +93,3 @@ def format_term(term: Term) -> str:
         raise TypeError("booleans are not terms")
     raise TypeError(f"not a term: {term!r}")
 
-
-def compare_key(const: Const) -> tuple[int, object]:
-    """A total order over constants (numbers first, by value; then symbols by text), for sorting output."""
-    if type(const) is str:
-        return (1, const)
-    return (0, const)

@@ -157,9 +157,6 @@ class Literal:
             return [v for v in found if v[value] == point]
         return found if point == value else []
 
-    def sees_stream(self, stream: str) -> bool:
-        return self.spec.view is ALL or self.spec.view == stream
-
     # -- stable feeding -----------------------------------------------------------------------
 
     def on_points(self, batch: list, point: int, horizon: int, now: int) -> None:

@@ -10,10 +10,11 @@ because a negated literal can become true when something expires.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
+from ..atoms import Atom
 from ..ir.analysis import bound_variables
-from ..ir.nodes import BinOp, Comparison, Expr, ExtAtom, Op, Rule
+from ..ir.nodes import BinOp, Comparison, Expr, ExtAtom, Head, Op, Rule
 from ..ir.windows import INF
 from ..terms import Var, is_var
 from . import values
@@ -300,11 +301,6 @@ def canonical(rule: Rule) -> Rule:
 
 
 def rename(rule: Rule, names: dict) -> Rule:
-    from dataclasses import replace
-
-    from ..atoms import Atom
-    from ..ir.nodes import Head
-
     def term(t):
         return names.get(t, t) if is_var(t) else t
 

@@ -188,7 +188,3 @@ class Program:
         """Predicates derived by some rule."""
         return {r.head.atom.pred for r in self.rules}
 
-    def merge(self, other: Program) -> Program:
-        known = dict(self.prefixes)
-        extra = tuple((p, i) for p, i in other.prefixes if p not in known)
-        return Program(self.rules + other.rules, self.facts + other.facts, self.prefixes + extra)
