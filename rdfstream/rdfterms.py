@@ -1,0 +1,83 @@
+"""rdflib terms at the edges, engine constants inside.
+
+A triple ⟨s, p, o⟩ becomes the atom ``p(s, o)`` whose arguments are engine constants (see :mod:`terms`):
+
+* an IRI is ``"<iri>"``, a blank node ``"_:id"``;
+* an ``xsd:integer`` literal in canonical lexical form is a Python ``int`` and an ``xsd:decimal`` in canonical
+  form a ``Decimal``, so that arithmetic and comparisons work on them directly;
+* every other literal keeps its exact lexical form: ``"lex"``, ``"lex"@lang``, ``"lex"^^<datatype>``.
+
+The mapping is exact in both directions: two rdflib terms are equal iff their constants are equal, so joins
+in the engine behave like RDF term equality in SPARQL basic graph patterns (``"05"^^xsd:integer`` and
+``"5"^^xsd:integer`` stay distinct).  rdflib is imported on first use only.
+"""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal, InvalidOperation
+
+from .terms import Const, format_decimal, string, string_value
+
+XSD = "http://www.w3.org/2001/XMLSchema#"
+XSD_INTEGER = XSD + "integer"
+XSD_DECIMAL = XSD + "decimal"
+
+_LITERAL_RE = re.compile(r'^(".*")(?:@([A-Za-z0-9\-]+)|\^\^<([^>]*)>)?\Z', re.S)
+
+
+def from_rdflib(term) -> Const:
+    """The engine constant of an rdflib term (URIRef, BNode or Literal)."""
+    from rdflib.term import BNode, Literal, URIRef
+
+    if isinstance(term, URIRef):
+        return f"<{term}>"
+    if isinstance(term, BNode):
+        return f"_:{term}"
+    if isinstance(term, Literal):
+        lex = str(term)
+        if term.language:
+            return f"{string(lex)}@{term.language}"
+        datatype = str(term.datatype) if term.datatype is not None else None
+        if datatype is None:
+            return string(lex)
+        if datatype == XSD_INTEGER and re.fullmatch(r"-?(0|[1-9][0-9]*)", lex) and lex != "-0":
+            return int(lex)
+        if datatype == XSD_DECIMAL:
+            try:
+                value = Decimal(lex)
+            except InvalidOperation:
+                value = None
+            if value is not None and value.is_finite() and format_decimal(value) == lex:
+                return value
+        return f"{string(lex)}^^<{datatype}>"
+    raise TypeError(f"not an RDF term: {term!r}")
+
+
+def to_rdflib(const: Const):
+    """The rdflib term of an engine constant.  A bare LARS name becomes a plain literal."""
+    from rdflib.term import BNode, Literal, URIRef
+
+    kind = type(const)
+    if kind is int:
+        return Literal(str(const), datatype=URIRef(XSD_INTEGER))
+    if kind is Decimal:
+        return Literal(format_decimal(const), datatype=URIRef(XSD_DECIMAL))  # type: ignore[arg-type]
+    if kind is not str:
+        raise TypeError(f"not a constant: {const!r}")
+    if const.startswith("<") and const.endswith(">"):
+        return URIRef(const[1:-1])
+    if const.startswith("_:"):
+        return BNode(const[2:])
+    if const.startswith('"'):
+        match = _LITERAL_RE.match(const)
+        if match is None:
+            raise ValueError(f"malformed literal constant: {const}")
+        quoted, lang, datatype = match.groups()
+        lex = string_value(quoted)
+        if lang:
+            return Literal(lex, lang=lang)
+        if datatype:
+            return Literal(lex, datatype=URIRef(datatype))
+        return Literal(lex)
+    return Literal(const)
