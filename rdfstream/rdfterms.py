@@ -35,23 +35,39 @@ def from_rdflib(term) -> Const:
     if isinstance(term, BNode):
         return f"_:{term}"
     if isinstance(term, Literal):
-        lex = str(term)
-        if term.language:
-            return f"{string(lex)}@{term.language}"
         datatype = str(term.datatype) if term.datatype is not None else None
-        if datatype is None:
-            return string(lex)
-        if datatype == XSD_INTEGER and re.fullmatch(r"-?(0|[1-9][0-9]*)", lex) and lex != "-0":
-            return int(lex)
-        if datatype == XSD_DECIMAL:
-            try:
-                value = Decimal(lex)
-            except InvalidOperation:
-                value = None
-            if value is not None and value.is_finite() and format_decimal(value) == lex:
-                return value
-        return f"{string(lex)}^^<{datatype}>"
+        return literal_const(str(term), term.language, datatype)
     raise TypeError(f"not an RDF term: {term!r}")
+
+
+_CANONICAL_INT = re.compile(r"-?(0|[1-9][0-9]*)\Z")
+
+
+def numeric_value(lex: str, datatype: str | None):
+    """The Python number for a canonical ``xsd:integer`` / ``xsd:decimal`` lexical form, else None."""
+    if datatype == XSD_INTEGER:
+        if _CANONICAL_INT.match(lex) and lex != "-0":
+            return int(lex)
+    elif datatype == XSD_DECIMAL:
+        try:
+            value = Decimal(lex)
+        except InvalidOperation:
+            return None
+        if value.is_finite() and format_decimal(value) == lex:
+            return value
+    return None
+
+
+def literal_const(lex: str, lang: str | None = None, datatype: str | None = None) -> Const:
+    """The constant of a literal given by its (already normalised) lexical form, language or datatype."""
+    if lang:
+        return f"{string(lex)}@{lang}"
+    if datatype is None:
+        return string(lex)
+    number = numeric_value(lex, datatype)
+    if number is not None:
+        return number
+    return f"{string(lex)}^^<{datatype}>"
 
 
 def to_rdflib(const: Const):
