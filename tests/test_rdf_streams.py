@@ -11,6 +11,7 @@ from rdfstream.formats.rdf_streams import read_stream
 
 EX = "http://ex.org/"
 INT = "http://www.w3.org/2001/XMLSchema#integer"
+DEC = "http://www.w3.org/2001/XMLSchema#decimal"
 
 
 def triples(text: str, fmt: str, **kw):
@@ -19,7 +20,7 @@ def triples(text: str, fmt: str, **kw):
 
 def test_the_three_formats_read_the_same_triples():
     nt = (f"# comment\n1000 <{EX}a> <{EX}temp> \"21\"^^<{INT}> .\n\n"
-          f"2000 <{EX}a> <{EX}label> \"hot\"@en .\n3000 _:b <{EX}level> \"1.5\"^^<http://www.w3.org/2001/XMLSchema#decimal> .\n")
+          f"2000 <{EX}a> <{EX}label> \"hot\"@en .\n3000 _:b <{EX}level> \"1.5\"^^<{DEC}> .\n")
     csv = (f"t,s,p,o\n1000,{EX}a,{EX}temp,21\n2000,<{EX}a>,<{EX}label>,\"\"\"hot\"\"@en\"\n"
            f"3000,_:b,{EX}level,1.5\n")
     jsonl = (f'{{"t": 1000, "s": "{EX}a", "p": "{EX}temp", "o": 21}}\n'
