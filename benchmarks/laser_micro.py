@@ -455,14 +455,16 @@ def main(argv: list[str] | None = None) -> int:
 
     _write(rows, meta, out_dir)
     plot(rows, out_dir / "laser_micro.png", meta)
-    print(fmt_table(rows))
+    table = fmt_table(rows)
     notes = [f"{args.points} time points per configuration"]
     if "multi" in args.experiments and args.multi_points != args.points:
         notes.append(f"multi: {args.multi_points} time points")
     notes.append(f"naive budget {args.naive_budget:g} s CPU per configuration (steady-state points first)")
     notes.append(meta["python"])
-    print("; ".join(notes))
-    print(f"wrote {out_dir / 'laser_micro.csv'}, .json, .png")
+    text = table + "\n" + "; ".join(notes) + "\n"
+    (out_dir / "laser_micro.txt").write_text(text, encoding="utf-8")
+    print(text, end="")
+    print(f"wrote {out_dir / 'laser_micro.csv'}, .json, .png, .txt")
     return 0
 
 
