@@ -1,16 +1,20 @@
-"""Atoms: a predicate applied to terms.  ``p(s, o)`` is also how a triple ⟨s, p, o⟩ is represented."""
+"""Atoms: a predicate applied to terms.  ``p(s, o)`` is also how a triple ⟨s, p, o⟩ is represented.
+
+In a rule body the predicate may be a variable (``P(S, O)``): it then ranges over the predicates of the
+data atoms of that arity (see docs/semantics-notes.md, "Predicate variables").
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 from .errors import Span
-from .terms import Term, format_term, is_var
+from .terms import Term, Var, format_term, is_var
 
 
 @dataclass(frozen=True, slots=True)
 class Atom:
-    pred: str
+    pred: str | Var
     args: tuple[Term, ...] = ()
     span: Span | None = field(default=None, compare=False, hash=False, repr=False)
 
@@ -28,8 +32,9 @@ class Atom:
         return (self.pred, len(self.args))
 
     def variables(self) -> list:
-        return [a for a in self.args if is_var(a)]
+        out = [a for a in self.args if is_var(a)]
+        return [self.pred, *out] if type(self.pred) is Var else out
 
     def is_ground(self) -> bool:
-        return not any(is_var(a) for a in self.args)
+        return type(self.pred) is not Var and not any(is_var(a) for a in self.args)
 

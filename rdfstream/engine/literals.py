@@ -17,11 +17,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..ir.nodes import ExtAtom, Op, TupleWindow
-from ..ir.windows import INF, range_at, visible_evals
+from ..ir.windows import INF, next_pivot, range_at, visible_evals
 from ..terms import Var, is_var
 from .annotations import AnnotatedMap
 
 ALL = None  # a view over the data of every stream
+ANY_PRED = "*"  # the predicate of a literal whose predicate is a variable (matched against (pred, *args))
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,10 +38,16 @@ class LiteralSpec:
     size: int  # INF when there is no window
     step: int
     view: str | None  # stream read by the window; ALL for plain atoms / no window
+    offset: int | None = None  # first pivot of a window with an offset (see TimeWindow)
 
     @property
     def arity(self) -> int:
         return len(self.pattern)
+
+    @property
+    def stepped(self) -> bool:
+        """The range moves by pivots rather than with every tick."""
+        return self.step > 1 or self.offset is not None
 
     @property
     def volatile(self) -> bool:
@@ -51,7 +58,10 @@ def literal_spec(ext: ExtAtom) -> tuple[LiteralSpec, tuple[Var, ...]]:
     """Canonical spec of the *positive* part of ``ext`` and the rule variables its values bind, in order."""
     order: list[Var] = []
     pattern = []
-    for arg in ext.atom.args:
+    pred, args = ext.atom.pred, ext.atom.args
+    if is_var(pred):  # matched against (pred, *args): the predicate becomes the first value
+        pred, args = ANY_PRED, (pred, *args)
+    for arg in args:
         if is_var(arg):
             if arg not in order:
                 order.append(arg)  # type: ignore[arg-type]
@@ -68,13 +78,15 @@ def literal_spec(ext: ExtAtom) -> tuple[LiteralSpec, tuple[Var, ...]]:
             time = ("c", ext.time)
     op = ext.op or Op.DIAMOND
     window = ext.window
+    offset = None
     if window is None:
         size, step, view, is_tuple = (0 if ext.op is None else INF), 1, ALL, False
     elif type(window) is TupleWindow:
         size, step, view, is_tuple = window.size, 1, window.stream, True
     else:
         size, step, view, is_tuple = window.size, window.step, window.stream, False
-    spec = LiteralSpec(ext.atom.pred, tuple(pattern), len(order), op, time, is_tuple, size, step, view)
+        offset = window.offset
+    spec = LiteralSpec(pred, tuple(pattern), len(order), op, time, is_tuple, size, step, view, offset)
     return spec, tuple(order)
 
 
@@ -162,7 +174,7 @@ class Literal:
     def on_points(self, batch: list, point: int, horizon: int, now: int) -> None:
         """Atoms that hold at ``point`` from now until evaluation time ``horizon`` (data: INF)."""
         spec = self.spec
-        span = visible_evals(spec.size, spec.step, point, self.engine.start)
+        span = visible_evals(spec.size, spec.step, point, self.engine.start, spec.offset)
         if span is None:
             return
         first = span[0] if span[0] > now else now
@@ -191,7 +203,7 @@ class Literal:
     def on_now(self, by_horizon: dict[int, list], now: int) -> None:
         """Atoms derived at every evaluation time up to their horizon (plain heads), grouped by horizon."""
         spec = self.spec
-        if spec.op is Op.DIAMOND and spec.step == 1:
+        if spec.op is Op.DIAMOND and not spec.stepped:
             for horizon, batch in by_horizon.items():
                 found = self.batch_vals(batch, now)
                 if found:
@@ -205,7 +217,7 @@ class Literal:
             if vals is None:
                 return
             start = self.engine.start
-            first = -(-start // spec.step) * spec.step  # first tick whose range is not empty
+            first = next_pivot(start, spec.step, spec.offset)  # first tick whose range is not empty
             if first > now:
                 self.engine.calendar_activate(first, self.map, [vals], INF)
             else:
@@ -217,7 +229,7 @@ class Literal:
         spec = self.spec
         if spec.tuple_window:
             return self.engine.tuple_range(spec.view, spec.size, t)
-        return range_at(spec.size, spec.step, t, self.engine.start)
+        return range_at(spec.size, spec.step, t, self.engine.start, spec.offset)
 
     def needs_supplement(self, derived_now: bool, has_background: bool) -> bool:
         spec = self.spec
@@ -225,7 +237,7 @@ class Literal:
             return False
         if spec.op is Op.AT:
             return derived_now or has_background
-        return derived_now and spec.step > 1
+        return derived_now and spec.stepped
 
     def refresh_supplement(self, t: int) -> None:
         spec = self.spec

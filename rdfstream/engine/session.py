@@ -27,9 +27,9 @@ from ..errors import EvaluationError
 from ..ir.analysis import analyse
 from ..ir.nodes import DEFAULT_STREAM, ExtAtom, Op, Program, TupleWindow
 from ..ir.printer import format_rule
-from ..ir.windows import INF
+from ..ir.windows import INF, next_pivot
 from .annotations import AnnotatedMap, Calendar
-from .literals import ALL, Literal, LiteralSpec, literal_spec
+from .literals import ALL, ANY_PRED, Literal, LiteralSpec, literal_spec
 from .rules import CompiledRule, canonical, compile_rule
 
 
@@ -127,7 +127,7 @@ class Engine:
         ext = rule.body[0]
         if not ext.positive or ext.op not in (None, Op.DIAMOND) or type(ext.window) is TupleWindow:
             return None
-        if ext.window is not None and ext.window.step != 1:
+        if ext.window is not None and (ext.window.step != 1 or ext.window.offset is not None):
             return None
         lit, vars_ = self._literal(ext)
         if not lit.identity or tuple(rule.head.atom.args) != vars_ or lit.spec.pred == pred:
@@ -174,13 +174,13 @@ class Engine:
         refreshed: set[LiteralSpec] = set()
         self.strata: list[_Stratum] = []
         self.clock_dependent = False
-        self.steps: set[int] = set()
+        self.steps: set[tuple[int, int | None]] = set()
         self.tuple_sizes: dict[str, int] = {}
         self.box_views: dict[tuple, None] = {}
         for lit in self.literals.values():
             spec = lit.spec
-            if spec.step > 1:
-                self.steps.add(spec.step)
+            if spec.stepped:
+                self.steps.add((spec.step, spec.offset))
             if spec.tuple_window:
                 self.tuple_sizes[spec.view] = max(self.tuple_sizes.get(spec.view, 0), spec.size)
                 if spec.op is Op.AT and spec.pred in self.background:
@@ -358,8 +358,8 @@ class Engine:
         ev = self.calendar.next_event()
         if ev is not None:
             candidates.append(max(ev, nxt))
-        for d in self.steps:
-            candidates.append(-(-nxt // d) * d)
+        for d, offset in self.steps:
+            candidates.append(next_pivot(nxt, d, offset))
         return min(candidates) if candidates else None
 
     def ticks(self, until: int) -> Iterator[Snapshot]:
@@ -477,6 +477,11 @@ class Engine:
                         by_pred[pred] = [args]
                     else:
                         batch.append(args)
+            for lit in data_subs.get(ANY_PRED, ()):  # predicate variables see (pred, *args)
+                view = lit.spec.view
+                if view is ALL or view == stream:
+                    for pred, batch in by_pred.items():
+                        lit.on_points([(pred, *args) for args in batch], t, INF, t)
             for pred, batch in by_pred.items():
                 for lit in data_subs.get(pred, ()):
                     view = lit.spec.view
@@ -603,6 +608,8 @@ class Engine:
         if not queue:
             return []
         kept = list(queue)[-size:]
+        if pred == ANY_PRED:
+            return [(point, (p, *args)) for point, p, args in kept]
         return [(point, args) for point, p, args in kept if p == pred]
 
     def candidates_at(self, pred: str, view, point: int, t: int):

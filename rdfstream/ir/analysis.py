@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from ..errors import CompileError, StratificationError, UnsafeRuleError
 from ..terms import Var, is_var
-from .nodes import BodyLiteral, Comparison, ExtAtom, Program, Rule, TupleWindow, expr_variables
+from .nodes import BodyLiteral, Comparison, ExtAtom, Op, Program, Rule, TupleWindow, expr_variables
 from .printer import format_rule
 
 
@@ -75,6 +75,11 @@ def check_windows(program: Program) -> None:
     intensional = program.intensional()
     for rule in program.rules:
         for lit in rule.body:
+            if type(lit) is ExtAtom and is_var(lit.atom.pred) and lit.op is Op.BOX:
+                raise CompileError(
+                    f"[] over an atom with a predicate variable is not supported, in rule: {format_rule(rule)}",
+                    lit.span or rule.span,
+                )
             if type(lit) is ExtAtom and type(lit.window) is TupleWindow and lit.atom.pred in intensional:
                 raise CompileError(
                     f"tuple window over derived predicate {lit.atom.pred}: tuple windows count and show"
@@ -103,6 +108,8 @@ def dependency_graph(program: Program):
             if type(lit) is not ExtAtom:
                 continue
             body = lit.atom.pred
+            if is_var(body):  # a predicate variable reads data atoms only: no dependency on derived ones
+                continue
             negative = not lit.positive
             if graph.has_edge(body, head):
                 data = graph.edges[body, head]

@@ -20,11 +20,16 @@ DEFAULT_STREAM = ""
 
 @dataclass(frozen=True, slots=True)
 class TimeWindow:
-    """``[size step step]``: the last ``size`` ticks before the pivot ``⌊t/step⌋·step`` (LARS Def. 3, u = 0)."""
+    """``[size step step]``: the last ``size`` ticks before the pivot ``⌊t/step⌋·step`` (LARS Def. 3, u = 0).
+
+    ``[size step step start offset]`` puts the pivots at ``offset, offset + step, …`` instead; before
+    ``offset`` the range is empty.  This is how a C-SPARQL window that first closes at ``t0 + α`` is expressed.
+    """
 
     size: int
     step: int = 1
     stream: str = DEFAULT_STREAM
+    offset: int | None = None
 
     def __post_init__(self) -> None:
         if self.size < 0:
@@ -146,6 +151,8 @@ class Head:
     def __post_init__(self) -> None:
         if self.time is not None and not is_var(self.time) and type(self.time) is not int:
             raise CompileError(f"@ in a head takes a variable or an integer time, not {self.time}")
+        if is_var(self.atom.pred):
+            raise CompileError(f"a head needs a predicate name, not the variable {self.atom.pred}", self.atom.span)
 
     def variables(self) -> list[Var]:
         out = list(self.atom.variables())

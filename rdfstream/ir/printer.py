@@ -45,7 +45,7 @@ def format_term_in(term: Term, prefixes: Prefixes = ()) -> str:
 
 
 def format_atom_in(atom: Atom, prefixes: Prefixes = ()) -> str:
-    pred = compact(atom.pred, prefixes)
+    pred = compact(atom.pred, prefixes) if type(atom.pred) is str else str(atom.pred)
     if not atom.args:
         return pred
     return f"{pred}({','.join(format_term_in(a, prefixes) for a in atom.args)})"
@@ -56,7 +56,9 @@ def format_window(window: Window, prefixes: Prefixes = ()) -> str:
     if type(window) is TupleWindow:
         return f"[#{window.size}{source}]"
     assert type(window) is TimeWindow
-    step = "" if window.step == 1 else f" step {window.step}"
+    step = "" if window.step == 1 and window.offset is None else f" step {window.step}"
+    if window.offset is not None:
+        step += f" start {window.offset}"
     return f"[{window.size}{step}{source}]"
 
 

@@ -299,8 +299,10 @@ class TermBuilder:
             return f"{text}^^{self.expand(tok.dt_pname)}"
         return text
 
-    def pred(self, tok: Tok) -> str:
+    def pred(self, tok: Tok) -> str | Var:
         value = self.term(tok)
+        if type(value) is Var:  # a predicate variable (rule bodies only: heads and facts check)
+            return value
         if type(value) is not str:  # the grammars only let names, IRIs and prefixed names through
             raise self.error(f"a predicate must be a name or an IRI, not {value}", tok.loc)
         return value
@@ -310,7 +312,7 @@ class TermBuilder:
         return Atom(self.pred(tok.pred), args, self.src.span(tok.loc))
 
     def ground_atom(self, tok: TokAtom) -> Atom:
-        for arg in tok.args:
+        for arg in (tok.pred, *tok.args):
             if type(arg) is TokVar or type(arg) is TokAnon:
                 name = arg.name if type(arg) is TokVar else "_"  # type: ignore[attr-defined]
                 raise self.error(f"stream atoms must be ground, found variable {name}", arg.loc)

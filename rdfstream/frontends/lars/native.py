@@ -101,7 +101,7 @@ class TokPrefix(Tok):
 
 
 class TokWindow(Tok):
-    __slots__ = ("size", "step", "stream", "tuple")
+    __slots__ = ("offset", "size", "step", "stream", "tuple")
 
     def __init__(self, loc: int, is_tuple: bool, size: int, step: int, stream: Tok | None):
         super().__init__(loc)
@@ -109,6 +109,7 @@ class TokWindow(Tok):
         self.size = size
         self.step = step
         self.stream = stream
+        self.offset: int | None = None
 
 
 class TokOp(Tok):
@@ -195,7 +196,9 @@ def _window_tok(is_tuple: bool):
         size = toks[0]
         step = toks.get("step", 1)
         stream = toks.get("stream")
-        return TokWindow(loc, is_tuple, size, step, stream)
+        tok = TokWindow(loc, is_tuple, size, step, stream)
+        tok.offset = toks.get("offset")
+        return tok
 
     return action
 
@@ -226,7 +229,9 @@ class Grammar:
         pred_name.set_parse_action(lambda s, l, t: TokConst(l, t[0]))
 
         term = (strlit | iri | num | blank | pname | var | name).set_name("term")
-        pred = (iri | pname | pred_name).set_name("predicate")
+        pred_var = pp.Regex(VAR_RE + r"(?=[ \t]*\()").set_name("predicate variable")
+        pred_var.set_parse_action(lambda s, l, t: TokVar(l, t[0]))
+        pred = (iri | pname | pred_name | pred_var).set_name("predicate")
         args = LPAR - term + pp.ZeroOrMore(COMMA - term) - _sup(")", "',' or ')'")
         atom = (pred + pp.Optional(args)).set_name("atom")
         atom.set_parse_action(lambda s, l, t: TokAtom(l, t[0], list(t[1:])))
@@ -251,7 +256,11 @@ class Grammar:
         step_size = pp.Regex(r"\d+").set_name("step size (an integer)")
         step_size.set_parse_action(int_action)
         stream = (iri | pname | name).set_name("stream name")
-        step_clause = pp.Keyword("step").suppress() - step_size("step")
+        offset = pp.Regex(r"-?\d+").set_name("first pivot (an integer)")
+        offset.set_parse_action(int_action)
+        step_clause = pp.Keyword("step").suppress() - step_size("step") + pp.Optional(
+            pp.Keyword("start").suppress() - offset("offset")
+        )
         from_clause = pp.Keyword("from").suppress() - stream("stream")
         rbrack = _sup("]", "']'")
         time_window = (
@@ -377,7 +386,9 @@ class _Builder(TermBuilder):
         stream = DEFAULT_STREAM if tok.stream is None else self.term(tok.stream)
         if tok.tuple:
             return self.build(lambda: TupleWindow(tok.size, stream), tok.loc)  # type: ignore[return-value]
-        return self.build(lambda: TimeWindow(tok.size, tok.step, stream), tok.loc)  # type: ignore[return-value]
+        return self.build(  # type: ignore[return-value]
+            lambda: TimeWindow(tok.size, tok.step, stream, tok.offset), tok.loc
+        )
 
     def expr(self, tok: Tok):
         if type(tok) is TokBinOp:
