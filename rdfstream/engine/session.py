@@ -567,6 +567,11 @@ class Engine:
         out |= self.extras_prev
         return frozenset(Atom(p, a) for p, a in out)
 
+    def facts(self, pred: str):
+        """The argument tuples of the derived atoms of ``pred`` at the last evaluated tick (a live view)."""
+        store = self.now_store.get(pred)
+        return store.entries.keys() if store is not None else ()
+
     def state_size(self) -> dict[str, int]:
         """How many groundings, facts, filed expiries and retained data atoms the engine holds."""
         return {

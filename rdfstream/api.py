@@ -1,0 +1,294 @@
+"""The Python API, in the shape RSP engines use (RSP4J)::
+
+    from rdfstream.api import Engine
+
+    engine = Engine()
+    engine.register_stream("http://ex.org/sensors")
+    engine.register_graph("http://ex.org/rooms", "rooms.ttl")
+    q = engine.register_query(open("hot.rq").read())
+    q.add_consumer(lambda report: print(report.t, report.rows))
+    engine.push("http://ex.org/sensors", [(s, p, o)], 1000)      # rdflib terms, timestamp in ms
+    engine.advance_to(5000)      # watermark: nothing earlier than 5000 will come; reports up to 5000 go out
+    engine.close()               # end of the streams: the remaining reports
+
+Every query and LARS program registered on one ``Engine`` runs on one shared incremental engine (one
+set of indexes).  Register them before the first ``push``/``advance_to``: that is when the engine is built
+(the windows are anchored at ``t0``, the first timestamp unless ``Engine(t0=…)`` says otherwise).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from .atoms import Atom
+from .errors import UsageError
+from .ir.algebra import ContinuousQuery
+from .ir.nodes import Program
+
+Consumer = Callable[["Report"], None]
+
+
+@dataclass
+class Report:
+    """A query's report at ``t`` (or, with ``form == "lars"``, a change of a LARS program's answer).
+
+    ``rows`` / ``triples`` hold rdflib terms; ``raw_rows`` / ``raw_triples`` the engine constants.
+    """
+
+    query: str
+    t: int
+    form: str
+    variables: list[str] = field(default_factory=list)
+    raw_rows: list[dict] = field(default_factory=list)
+    raw_triples: list[tuple] = field(default_factory=list)
+    boolean: bool | None = None
+    added: frozenset[Atom] = frozenset()
+    removed: frozenset[Atom] = frozenset()
+    holds: frozenset[Atom] = frozenset()
+
+    @property
+    def rows(self) -> list[dict]:
+        from .rdfterms import to_rdflib
+
+        return [{k: to_rdflib(v) for k, v in row.items()} for row in self.raw_rows]
+
+    @property
+    def triples(self) -> list[tuple]:
+        from .rdfterms import to_rdflib
+
+        return [tuple(to_rdflib(x) for x in triple) for triple in self.raw_triples]
+
+    def results(self) -> dict:
+        """The SPARQL 1.1 JSON results object (SELECT, ASK)."""
+        from .formats import results
+
+        if self.form == "ask":
+            return results.sparql_json_ask(bool(self.boolean))
+        return results.sparql_json(self.variables, self.raw_rows)
+
+    def serialize(self, fmt: str = "json") -> str:
+        """This report as one results document: json, csv, tsv, xml (SELECT, ASK) or nt, ttl (CONSTRUCT)."""
+        from .formats import results
+
+        if self.form == "construct":
+            return results.construct_document(self.raw_triples, fmt)
+        if self.form == "ask":
+            return results.ask_document(bool(self.boolean), fmt)
+        return results.select_document(self.variables, self.raw_rows, fmt)
+
+    def jsonl(self) -> str:
+        """``{"query": …, "t": …, "results": <SPARQL JSON>}`` (CONSTRUCT: ``"triples"``), one line."""
+        from .formats import results
+
+        if self.form == "construct":
+            return results.report_line_construct(self.query, self.t, self.raw_triples)
+        return results.report_line(self.query, self.t, self.results())
+
+
+class _Handle:
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.consumers: list[Consumer] = []
+
+    def add_consumer(self, fn: Consumer) -> None:
+        self.consumers.append(fn)
+
+
+class QueryHandle(_Handle):
+    """A registered query: its name, its compiled form, and the consumers of its reports."""
+
+    def __init__(self, name: str, text: str, source: str | None, policy: str | None, base: str,
+                 compiled: ContinuousQuery) -> None:
+        super().__init__(name)
+        self.text, self.source, self.policy, self.base = text, source, policy, base
+        self.compiled = compiled
+
+    def explain(self) -> str:
+        from .ir.printer import format_program
+
+        return explain_query(self.compiled, format_program)
+
+
+class ProgramHandle(_Handle):
+    def __init__(self, name: str, program: Program) -> None:
+        super().__init__(name)
+        self.program = program
+
+
+class Engine:
+    """Continuous C-SPARQL queries and LARS programs over RDF streams; see the module docstring."""
+
+    def __init__(self, t0: int | None = None, *, allow_fetch: bool = False) -> None:
+        self.t0 = t0
+        self.allow_fetch = allow_fetch
+        self.streams: dict[str, None] = {}
+        self.graphs: dict[str, object] = {}
+        self.queries: list[QueryHandle] = []
+        self.programs: list[ProgramHandle] = []
+        self.runtime = None
+        self.closed = False
+
+    # ---------------------------------------------------------------- registration
+
+    def register_stream(self, iri: str) -> str:
+        self.streams.setdefault(_plain(iri), None)
+        return _plain(iri)
+
+    def register_graph(self, iri: str, graph, fmt: str | None = None) -> None:
+        """A static graph that ``FROM <iri>`` may name: an rdflib Graph, a file path, or rdflib triples."""
+        from .background.graphs import load_graph
+
+        self._before_start("register a graph")
+        self.graphs[_plain(iri)] = load_graph(graph, fmt)
+
+    def register_query(self, text: str, *, report: str | None = None, source: str | None = None) -> QueryHandle:
+        """Compile a C-SPARQL query (``report``: rstream, istream or dstream overrides the query's)."""
+        from .frontends.csparql.compile import base_name, compile_query
+
+        self._before_start("register a query")
+        if report is not None and report not in ("rstream", "istream", "dstream"):
+            raise UsageError(f"unknown report policy {report!r} (rstream, istream or dstream)")
+        default = f"q{len(self.queries) + 1}"
+        compiled = compile_query(text, source=source, t0=self.t0 or 0, default_name=default, policy=report)
+        taken = {h.base for h in self.queries}
+        base = base_name(compiled.name)
+        if base in taken or any(h.name == compiled.name for h in self.queries):
+            if any(h.name == compiled.name for h in self.queries):
+                raise UsageError(f"a query named {compiled.name} is already registered")
+            i = 2
+            while f"{base}{i}" in taken:
+                i += 1
+            base = f"{base}{i}"
+            compiled = compile_query(text, source=source, t0=self.t0 or 0, default_name=default, base=base,
+                                     policy=report)
+        for g in compiled.graphs:
+            if g not in self.graphs:
+                if not self.allow_fetch:
+                    raise UsageError(f"query {compiled.name} reads graph <{g}>, which is not registered: register"
+                                     f" it (--graph {g}=FILE), or allow fetching graphs from their IRIs")
+                from .background.graphs import fetch_graph
+
+                self.graphs[g] = fetch_graph(g)
+        for w in compiled.windows:
+            self.streams.setdefault(w.stream, None)
+        if compiled.is_stream:
+            self.streams.setdefault(compiled.name, None)
+        handle = QueryHandle(compiled.name, text, source, report, base, compiled)
+        self.queries.append(handle)
+        return handle
+
+    def register_program(self, text: str, dialect: str = "native", *, name: str | None = None,
+                         stream: str | None = None, source: str | None = None) -> ProgramHandle:
+        """A LARS program over the same streams; windows that name no stream read ``stream`` (default: the
+        only registered stream)."""
+        from .engine.continuous import rename_default_stream
+        from .frontends.registry import parse_program
+
+        self._before_start("register a program")
+        program = parse_program(text, dialect, source=source)
+        target = stream if stream is not None else (next(iter(self.streams)) if len(self.streams) == 1 else None)
+        if target is not None:
+            program = rename_default_stream(program, _plain(target))
+        handle = ProgramHandle(name or f"program{len(self.programs) + 1}", program)
+        self.programs.append(handle)
+        return handle
+
+    def _before_start(self, what: str) -> None:
+        if self.runtime is not None:
+            raise UsageError(f"cannot {what} after the streams started: register everything before the first push")
+
+    # ---------------------------------------------------------------- running
+
+    def _start(self, t0: int) -> None:
+        from .background.graphs import quad_atoms
+        from .engine.continuous import ContinuousEngine
+        from .frontends.csparql.compile import compile_query
+
+        self.t0 = t0
+        compiled = []
+        for h in self.queries:
+            if h.compiled.t0 != t0:
+                h.compiled = compile_query(h.text, source=h.source, t0=t0, default_name=h.name, base=h.base,
+                                           policy=h.policy)
+            compiled.append(h.compiled)
+        used = {g for q in compiled for g in q.graphs}
+        background = [a for g in used for a in quad_atoms(g, self.graphs[g])]
+        programs = [(h.name, h.program) for h in self.programs]
+        self.runtime = ContinuousEngine(compiled, programs, background, t0)
+
+    def push(self, stream: str, triples: Iterable[tuple], t: int) -> None:
+        """Triples (rdflib terms) arriving on ``stream`` at ``t`` (milliseconds), in arrival order."""
+        from .rdfterms import from_rdflib
+
+        rows = [(from_rdflib(p), (from_rdflib(s), from_rdflib(o))) for s, p, o in triples]
+        self.push_rows(stream, rows, t)
+
+    def push_rows(self, stream: str, rows: list[tuple], t: int) -> None:
+        """Like :meth:`push` with triples already as engine atoms ``(p, (s, o))`` (the fast stream readers)."""
+        if self.closed:
+            raise UsageError("the engine is closed")
+        iri = _plain(stream)
+        if iri not in self.streams:
+            raise UsageError(f"unknown stream <{iri}>: register it, or name it in a query's FROM STREAM")
+        if self.runtime is None:
+            self._start(self.t0 if self.t0 is not None else t)
+        self.runtime.push(iri, rows, t)
+
+    def advance_to(self, t: int) -> list[Report]:
+        """Watermark ``t``: no triple before ``t`` will come; delivers (and returns) the reports now complete."""
+        if self.runtime is None:
+            self._start(self.t0 if self.t0 is not None else t)
+        return self._deliver(self.runtime.advance_to(t))
+
+    def close(self) -> list[Report]:
+        """End of the streams: delivers (and returns) the remaining reports."""
+        if self.closed:
+            return []
+        if self.runtime is None:
+            self.closed = True
+            return []
+        self.closed = True
+        return self._deliver(self.runtime.close())
+
+    def _deliver(self, outputs) -> list[Report]:
+        handles = {h.name: h for h in self.queries + self.programs}
+        reports = []
+        for out in outputs:
+            report = Report(out.query, out.t, out.form, out.variables, out.rows, out.triples, out.boolean,
+                            out.added, out.removed, out.holds)
+            reports.append(report)
+            for fn in handles[out.query].consumers:
+                fn(report)
+        return reports
+
+
+def _plain(iri: str) -> str:
+    return iri[1:-1] if iri.startswith("<") and iri.endswith(">") else iri
+
+
+def explain_query(cq: ContinuousQuery, format_program) -> str:
+    """``rdfstream explain`` for a query: the LARS rules, then how reports are made from them."""
+    lines = [f"% query {cq.name}: {cq.form.upper()}, {cq.policy.upper()}"
+             + (", its output is the stream <" + cq.name + ">" if cq.is_stream else "")]
+    for w in cq.windows:
+        if w.kind == "time":
+            lines.append(f"% window {w}: closes at t0+{w.size}+k*{w.step} (t0 = {cq.t0}); the report at close c"
+                         " reads the rules at tick c-1")
+        elif w.kind == "rows":
+            lines.append(f"% window {w}: a report at every timestamp the stream brings data")
+        else:
+            lines.append(f"% window {w}: tumbling batches; the rules run on a clock that counts batches")
+    for g in cq.graphs:
+        lines.append(f"% static graph <{g}>: background facts <urn:rdfstream:quad>(<{g}>, S, P, O)")
+    lines.append("")
+    lines.append(format_program(cq.program).rstrip("\n"))
+    lines.append("")
+    lines.append(f"% report when {cq.nonempty} holds (some window holds a triple), with:")
+    lines.append(f"%   {cq.algebra}")
+    if cq.answer is not None:
+        lines.append(f"% the answers are the facts of {cq.answer}"
+                     + (" (as a set)" if cq.form == "select" else ""))
+    if cq.template is not None:
+        lines.append(f"% CONSTRUCT template: {len(cq.template.triples)} triples")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,313 @@
+"""Continuous queries and LARS programs on one shared engine: when to report, and what.
+
+Reporting follows ../shared/SEMANTICS.md §2 and docs/semantics-notes.md ("C-SPARQL reports"):
+
+* a query with time windows reports at the union of its windows' closes ``c = t0 + α + kβ``; the rules read
+  each window's latest close (``[α−1 step β start t0+α−1]``), so the answer is read from the engine at tick
+  ``c − 1`` and reported with timestamp ``c`` when some window holds a triple (``q__nonempty``);
+* a query with ``[ROWS n]`` windows reports at every timestamp at which one of its streams brings data;
+* a query with ``[RANGE TRIPLES n]`` runs on an engine of its own whose clock counts batches: batch ``k``
+  is pushed at tick ``k`` and reported with the timestamp of its n-th triple;
+* ``advance_to(t)`` is a watermark: no triple with a timestamp below ``t`` will come.  It emits every report
+  whose content is then complete; ``close()`` ends the streams and emits the rest.
+
+The output of a ``REGISTER STREAM`` query is pushed, with its report timestamp, into the stream named after
+the query, where other queries read it (C-SPARQL's composability).
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
+
+from ..atoms import Atom
+from ..errors import EvaluationError, UnsupportedError, UsageError
+from ..ir.algebra import ContinuousQuery
+from ..ir.nodes import DEFAULT_STREAM, ExtAtom, Program, Rule, TimeWindow, TupleWindow
+from ..ir.windows import INF
+from .algebra_eval import construct, run
+from .session import Engine
+
+Row = tuple  # (pred, args): an atom as the engine takes it
+
+
+@dataclass
+class Output:
+    """One report of a query (``form`` select/construct/ask) or one change of a LARS program (``lars``)."""
+
+    query: str
+    t: int
+    form: str
+    variables: list[str] = field(default_factory=list)
+    rows: list[dict] = field(default_factory=list)  # SELECT solutions: variable -> engine constant
+    triples: list[tuple] = field(default_factory=list)  # CONSTRUCT: (s, p, o) constants
+    boolean: bool | None = None  # ASK
+    added: frozenset = frozenset()  # LARS programs: atoms that start to hold at t
+    removed: frozenset = frozenset()
+    holds: frozenset = frozenset()
+
+
+class _Timestamps:
+    """``ctx`` for expression evaluation: f:timestamp(s, p, o) = the latest time of the triple in the windows."""
+
+    def __init__(self, facts: Iterable[tuple]) -> None:
+        self.facts = facts
+        self.latest: dict[tuple, int] | None = None
+
+    def timestamp(self, s, p, o) -> int | None:
+        if self.latest is None:
+            self.latest = {}
+            for s_, p_, o_, t in self.facts:
+                key = (s_, p_, o_)
+                if t > self.latest.get(key, -INF):
+                    self.latest[key] = t
+        return self.latest.get((s, p, o))
+
+
+class _Query:
+    """The reporting state of one registered query."""
+
+    def __init__(self, cq: ContinuousQuery, engine: Engine) -> None:
+        self.cq = cq
+        self.engine = engine
+        self.streams = {w.stream for w in cq.windows}
+        self.closes = [cq.t0 + w.size for w in cq.windows] if cq.clock == "time" else []
+        self.pending: list[int] = []  # ROWS: data timestamps still to report
+        self.batches: list[tuple[int, list, dict]] = []  # TRIPLES: (timestamp, rows, triple -> time)
+        self.batch: list[Row] = []
+        self.batch_times: dict = {}
+        self.batch_no = 0
+        self.previous: Counter = Counter()
+        self.previous_items: list = []
+
+    def next_close(self) -> int:
+        return min(self.closes)
+
+    def passed(self, c: int) -> None:
+        for i, w in enumerate(self.cq.windows):
+            if self.closes[i] == c:
+                self.closes[i] = c + w.step
+
+
+class ContinuousEngine:
+    """Queries (compiled IR) and LARS programs sharing one incremental engine; see the module docstring."""
+
+    def __init__(self, queries: list[ContinuousQuery], programs: list[tuple[str, Program]] = (),
+                 background: Iterable[Atom] = (), t0: int = 0) -> None:
+        self.t0 = t0
+        shared = [q for q in queries if q.clock != "triples"]
+        rules: list[Rule] = []
+        facts: list[Atom] = []
+        for q in shared:
+            rules.extend(q.program.rules)
+        self.programs: list[tuple[str, set[str]]] = []
+        for name, program in programs:
+            rules.extend(program.rules)
+            facts.extend(program.facts)
+            self.programs.append((name, program.intensional()))
+        background = list(background)
+        self.engine = Engine(Program(tuple(rules), tuple(facts)), start=t0, background=background)
+        self.queries: list[_Query] = []
+        for q in queries:
+            engine = self.engine if q.clock != "triples" else Engine(q.program, start=0, background=background)
+            self.queries.append(_Query(q, engine))
+        produced = {q.name: q for q in queries if q.is_stream}
+        for q in queries:
+            for w in q.windows:
+                source = produced.get(w.stream)
+                if source is not None and source.clock != "time":
+                    raise UnsupportedError(
+                        f"query {q.name} reads the stream of query {source.name}, whose reports follow count"
+                        " windows: only streams of queries with time windows can be read by other queries")
+        self.watermark = t0
+        self.last_data: dict[str, int] = {}
+        self.seen: dict[str, tuple[int, set]] = {}
+        self.holds_by_program: dict[str, set] = {name: set() for name, _ in self.programs}
+        self.outputs: list[Output] = []
+
+    # ---------------------------------------------------------------- input
+
+    def push(self, stream: str, rows: list[Row], t: int) -> None:
+        """Triples (as ``(pred, (s, o))``) arriving on ``stream`` (an IRI) at ``t``, in arrival order."""
+        if t < self.t0:
+            raise EvaluationError(f"timestamp {t} is before the start of the streams (t0 = {self.t0})")
+        if t < self.watermark:
+            raise EvaluationError(f"timestamp {t} on <{stream}> is late: time was already advanced to {self.watermark}")
+        last_t, seen = self.seen.get(stream, (None, set()))
+        if last_t != t:
+            seen = set()
+            self.seen[stream] = (t, seen)
+        fresh = [row for row in dict.fromkeys(rows) if row not in seen]
+        if not fresh:
+            return
+        seen.update(fresh)
+        self.engine.push(fresh, t, f"<{stream}>")
+        self.last_data[stream] = max(t, self.last_data.get(stream, t))
+        for q in self.queries:
+            if stream not in q.streams:
+                continue
+            if q.cq.clock == "rows":
+                if not q.pending or q.pending[-1] != t:
+                    q.pending.append(t)
+            elif q.cq.clock == "triples":
+                size = q.cq.windows[0].size
+                for row in fresh:
+                    q.batch.append(row)
+                    q.batch_times[row] = t
+                    if len(q.batch) == size:
+                        q.batches.append((t, q.batch, q.batch_times))
+                        q.batch, q.batch_times = [], {}
+
+    # ---------------------------------------------------------------- time
+
+    def advance_to(self, t: int) -> list[Output]:
+        """Watermark ``t``: emit every report whose content is complete (see the module docstring)."""
+        if t < self.watermark:
+            raise UsageError(f"cannot advance to {t}: time is already at {self.watermark}")
+        self._run(t, final=False)
+        self.watermark = t
+        if t - 1 >= self.t0:
+            self._tick(t - 1)
+        out, self.outputs = self.outputs, []
+        return out
+
+    def close(self) -> list[Output]:
+        """End of all streams: emit the remaining reports."""
+        self._run(INF, final=True)
+        out, self.outputs = self.outputs, []
+        return out
+
+    def _end_of(self, q: _Query) -> int:
+        """After the streams end: the last close at which some window of ``q`` can still hold data."""
+        last = max((self.last_data.get(w.stream, -INF) + w.size for w in q.cq.windows), default=-INF)
+        return last
+
+    def _next(self, q: _Query, bound: int, final: bool) -> int | None:
+        """The tick at which ``q`` reads its next report, if that report is due before ``bound``."""
+        clock = q.cq.clock
+        if clock == "time":
+            c = q.next_close()
+            newest = max((self.last_data.get(s, -INF) for s in q.streams), default=-INF)
+            longest = max(w.size for w in q.cq.windows)
+            if newest < c - longest and not final:
+                # every window is empty until new data, which comes at or after the watermark: skip ahead
+                while c <= bound and newest < c - longest:
+                    q.passed(c)
+                    c = q.next_close()
+            limit = self._end_of(q) if final else bound
+            return c - 1 if c <= limit else None
+        if clock == "rows":
+            return q.pending[0] if q.pending and q.pending[0] < bound else None
+        return q.batches[0][0] if q.batches and q.batches[0][0] < bound else None
+
+    def _run(self, bound: int, final: bool) -> None:
+        while True:
+            due = [(tick, i) for i, q in enumerate(self.queries) if (tick := self._next(q, bound, final)) is not None]
+            if not due:
+                return
+            tick = min(due)[0]
+            self._tick(tick)
+            for when, i in sorted(due):
+                if when == tick:
+                    self._report(self.queries[i], tick)
+
+    def _tick(self, tick: int) -> None:
+        """Bring the shared engine to ``tick`` and tell the LARS programs what changed."""
+        snaps = self.engine.advance_to(tick)
+        if not self.programs or not snaps:
+            return
+        for name, preds in self.programs:
+            holds = self.holds_by_program[name]
+            for snap in snaps:
+                added = frozenset(a for a in snap.added if a.pred in preds)
+                removed = frozenset(a for a in snap.removed if a.pred in preds)
+                if added or removed:
+                    holds.difference_update(removed)
+                    holds.update(added)
+                    self.outputs.append(Output(name, snap.t, "lars", added=added, removed=removed,
+                                               holds=frozenset(holds)))
+
+    # ---------------------------------------------------------------- reports
+
+    def _report(self, q: _Query, tick: int) -> None:
+        cq = q.cq
+        if cq.clock == "time":
+            t = tick + 1
+            q.passed(t)
+            engine, ctx = q.engine, None
+        elif cq.clock == "rows":
+            t = q.pending.pop(0)
+            engine, ctx = q.engine, None
+        else:
+            t, rows, times = q.batches.pop(0)
+            engine = q.engine
+            engine.push(rows, q.batch_no, f"<{cq.windows[0].stream}>")
+            engine.advance_to(q.batch_no)
+            q.batch_no += 1
+            ctx = _BatchTimes(times)
+        if not any(True for _ in engine.facts(cq.nonempty)):
+            return
+        if ctx is None and cq.timestamps is not None:
+            ctx = _Timestamps(engine.facts(cq.timestamps))
+        solutions = run(cq.algebra, engine.facts, ctx)
+        out = Output(cq.name, t, cq.form, list(cq.variables))
+        if cq.form == "select":
+            out.rows = self._policy(q, solutions)
+        elif cq.form == "ask":
+            out.boolean = bool(solutions)
+        else:
+            triples = construct(cq.template, solutions, f"r{t}")
+            out.triples = [tuple(x) for x in self._policy(q, [tuple(x) for x in triples])]
+            if cq.is_stream and out.triples:
+                self.push(cq.name, [(p, (s, o)) for s, p, o in out.triples], t)
+        self.outputs.append(out)
+
+    @staticmethod
+    def _policy(q: _Query, items: list) -> list:
+        """RStream: the result; IStream / DStream: what was added / removed since the previous report
+        (multiset differences, in result order)."""
+        policy = q.cq.policy
+        if policy == "rstream":
+            return items
+
+        def key(item):
+            return frozenset(item.items()) if type(item) is dict else item
+
+        current = Counter(map(key, items))
+        previous, previous_items = q.previous, q.previous_items
+        q.previous, q.previous_items = current, items
+        diff = current - previous if policy == "istream" else previous - current
+        out = []
+        for item in items if policy == "istream" else previous_items:
+            k = key(item)
+            if diff[k] > 0:
+                diff[k] -= 1
+                out.append(item)
+        return out
+
+
+class _BatchTimes:
+    """``ctx`` of a RANGE TRIPLES report: the timestamps of the batch's own triples."""
+
+    def __init__(self, times: dict) -> None:
+        self.times = times
+
+    def timestamp(self, s, p, o) -> int | None:
+        return self.times.get((p, (s, o)))
+
+
+def rename_default_stream(program: Program, stream: str) -> Program:
+    """``program`` with its windows that name no stream reading ``stream`` (an IRI) instead."""
+
+    def window(w):
+        if w is None or w.stream != DEFAULT_STREAM:
+            return w
+        return replace(w, stream=f"<{stream}>") if type(w) in (TimeWindow, TupleWindow) else w
+
+    rules = []
+    for rule in program.rules:
+        body = tuple(replace(lit, window=window(lit.window)) if type(lit) is ExtAtom else lit for lit in rule.body)
+        rules.append(replace(rule, body=body))
+    return replace(program, rules=tuple(rules))
