@@ -1,4 +1,5 @@
-"""Command line: ``rdfstream run`` (LARS programs over atom streams) and ``rdfstream explain``.
+"""Command line: ``rdfstream run`` (LARS programs over atom streams), ``rdfstream query`` (C-SPARQL queries
+over RDF streams) and ``rdfstream explain`` (either, compiled).
 
 Exit codes: 0 ok, 1 runtime failure, 2 usage / parse / compile error, 3 unsupported construct.
 Errors are one line on stderr: ``file:line:col: message``.
@@ -7,6 +8,8 @@ Errors are one line on stderr: ``file:line:col: message``.
 from __future__ import annotations
 
 import argparse
+import os
+import re
 import sys
 from collections.abc import Iterator
 from contextlib import ExitStack
@@ -40,10 +43,35 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--on-error", default="fail", choices=["fail", "skip"],
                      help="malformed stream lines: stop (default) or report on stderr and skip")
 
-    explain = sub.add_parser("explain", help="print the compiled program: rules, strata, plans")
-    explain.add_argument("program")
+    query = sub.add_parser("query", help="run C-SPARQL queries over timestamped RDF streams")
+    query.add_argument("queries", nargs="+", metavar="QUERY", help="C-SPARQL query file(s) ('-' for stdin)")
+    query.add_argument("--stream", action="append", default=[], metavar="IRI=FILE",
+                       help="stream file for the stream IRI (repeatable; FILE alone when the queries read one"
+                            " stream); format from the extension: .nt .csv .jsonl .nq .trig")
+    query.add_argument("--graph", action="append", default=[], metavar="IRI=FILE",
+                       help="static graph that FROM <IRI> may name (repeatable; rdflib reads the file)")
+    query.add_argument("--t0", type=int, help="time the windows start from (default: the first timestamp)")
+    query.add_argument("-f", "--format", default="jsonl", choices=["jsonl", "json", "csv", "tsv", "xml", "nt", "ttl"],
+                       help="report format (default jsonl: one line per report)")
+    query.add_argument("-o", "--output", default="-",
+                       help="output file, or an existing directory for one file per report (default: stdout)")
+    query.add_argument("-i", "--input-format", help="stream file format, when the extensions do not say it")
+    query.add_argument("--report", choices=["rstream", "istream", "dstream"],
+                       help="report policy for every query (default: the query's own, RStream)")
+    query.add_argument("--on-error", default="fail", choices=["fail", "skip"],
+                       help="malformed stream lines: stop (default) or report on stderr and skip")
+    query.add_argument("--lateness", type=int, default=0, metavar="MS",
+                       help="accept triples up to MS earlier than the latest timestamp seen (default 0)")
+    query.add_argument("--fetch-graphs", action="store_true",
+                       help="let FROM <IRI> load graphs that were not given with --graph from their IRIs")
+    query.add_argument("--progress", choices=["auto", "on", "off"], default="auto",
+                       help="progress bar on stderr (auto: when stderr is a terminal)")
+
+    explain = sub.add_parser("explain", help="print the compiled program or query: rules, strata, plans")
+    explain.add_argument("program", help="a LARS program or a C-SPARQL query (.rq)")
     explain.add_argument("--dialect", default="native")
     explain.add_argument("--plans", action="store_true", help="also print the generated join code")
+    explain.add_argument("--t0", type=int, default=0, help="queries: time the windows start from (default 0)")
     return parser
 
 
@@ -123,18 +151,37 @@ def _timeline(engine, events, start: int, end: int) -> Iterator[tuple[int, froze
     pos = 0
     while pos < len(events):
         when = events[pos].t
-        atoms: list[Atom] = []
+        by_stream: dict[str, list[Atom]] = {}
         while pos < len(events) and events[pos].t == when:
-            atoms.extend(events[pos].atoms)
+            by_stream.setdefault(events[pos].stream, []).extend(events[pos].atoms)
             pos += 1
         yield from engine.answers(when - 1)
-        engine.push(atoms, when)
+        for stream, atoms in by_stream.items():
+            engine.push(atoms, when, stream)
     yield from engine.answers(end)
+
+
+def is_query(path: str, text: str) -> bool:
+    """A C-SPARQL query rather than a LARS program: by extension, else by its first keyword."""
+    if path.endswith((".rq", ".sparql", ".csparql")):
+        return True
+    if path.endswith((".lars", ".laser")):
+        return False
+    code = re.sub(r"(?m)^\s*#.*$", "", text)
+    return re.match(r"\s*(REGISTER|PREFIX|BASE|SELECT|CONSTRUCT|ASK)\b", code, re.I) is not None
 
 
 def cmd_explain(args, out: TextIO) -> int:
     from .engine.session import Engine
 
+    text = _read(args.program)
+    if is_query(args.program, text):
+        from .api import explain_query
+        from .frontends.csparql.compile import compile_query
+        from .ir.printer import format_program
+
+        out.write(explain_query(compile_query(text, source=args.program, t0=args.t0), format_program))
+        return 0
     program = load_program(args.program, args.dialect)
     engine = Engine(program)
     out.write("% program (canonical native LARS)\n")
@@ -172,7 +219,115 @@ def _window_text(spec) -> str:
     return f"{spec.size}" + (f" step {spec.step}" if spec.step > 1 else "")
 
 
-COMMANDS = {"run": cmd_run, "explain": cmd_explain}
+def _stream_files(specs: list[str], engine) -> list[tuple[str, str]]:
+    """``IRI=FILE`` pairs; a bare FILE goes to the one stream the queries read."""
+    pairs = []
+    for spec in specs:
+        iri, sep, path = spec.partition("=")
+        if not sep or "://" not in iri and not iri.startswith("urn:") and ":" not in iri:
+            if len(engine.streams) != 1:
+                raise UsageError(f"--stream {spec}: say which stream it is (IRI=FILE); the queries read"
+                                 f" {', '.join('<' + s + '>' for s in engine.streams) or 'no stream'}")
+            iri, path = next(iter(engine.streams)), spec
+        pairs.append((iri.strip("<>"), path))
+    return pairs
+
+
+def cmd_query(args, out: TextIO) -> int:
+    import heapq
+
+    from tqdm import tqdm
+
+    from .api import Engine
+    from .formats.rdf_streams import read_stream_file
+
+    engine = Engine(t0=args.t0, allow_fetch=args.fetch_graphs)
+    for spec in args.graph:
+        iri, sep, path = spec.partition("=")
+        if not sep:
+            raise UsageError(f"--graph {spec}: expected IRI=FILE")
+        engine.register_graph(iri.strip("<>"), path)
+    for path in args.queries:
+        engine.register_query(_read(path), report=args.report, source=path)
+    pairs = _stream_files(args.stream, engine)
+    for iri, _ in pairs:
+        if iri not in engine.streams:
+            raise UsageError(f"--stream {iri}: no query reads this stream (they read"
+                             f" {', '.join('<' + s + '>' for s in engine.streams)})")
+    produced = {h.name for h in engine.queries if h.compiled.is_stream}
+    missing = [s for s in engine.streams if s not in {i for i, _ in pairs} and s not in produced]
+    if missing:
+        print(f"warning: no --stream for {', '.join('<' + s + '>' for s in missing)}: it stays empty",
+              file=sys.stderr)
+    write = _report_writer(args, out)
+    for handle in engine.queries:
+        handle.add_consumer(write)
+    errors: list[RdfstreamError] = []
+    sources = [((t.t, i, t.line, iri, t) for t in read_stream_file(path, args.input_format, on_error=args.on_error,
+                                                                   errors=errors, lateness=args.lateness))
+               for i, (iri, path) in enumerate(pairs)]
+    disable = {"on": False, "off": True}.get(args.progress)
+    bar = tqdm(unit=" triples", unit_scale=True, file=sys.stderr, disable=disable, mininterval=0.5, leave=False)
+    current: int | None = None
+    batch: dict[str, list] = {}
+    count = 0
+    for t, _, _, iri, triple in heapq.merge(*sources):
+        if t != current:
+            _flush(engine, batch, current)
+            if current is not None:
+                engine.advance_to(t)
+            current = t
+        batch.setdefault(iri, []).append((triple.p, (triple.s, triple.o)))
+        count += 1
+        if count % 4096 == 0:
+            bar.update(4096)
+    _flush(engine, batch, current)
+    engine.close()
+    bar.close()
+    for err in errors:
+        print(f"warning: skipped line: {err}", file=sys.stderr)
+    return 0
+
+
+def _flush(engine, batch: dict, t: int | None) -> None:
+    for iri, rows in batch.items():
+        engine.push_rows(iri, rows, t)
+    batch.clear()
+
+
+_EXTENSIONS = {"json": "srj", "xml": "srx", "csv": "csv", "tsv": "tsv", "nt": "nt", "ttl": "ttl", "jsonl": "jsonl"}
+
+
+def _report_writer(args, out: TextIO):
+    """A consumer writing each report: JSON lines, or one document per report (a file each with -o DIR)."""
+    import os
+
+    fmt = args.format
+    directory = args.output if args.output != "-" and os.path.isdir(args.output) else None
+
+    def write(report) -> None:
+        if fmt == "jsonl":
+            out.write(report.jsonl() + "\n")
+        else:
+            if report.form == "construct" and fmt not in ("nt", "ttl"):
+                raise UsageError(f"query {report.query} is a CONSTRUCT query: use -f nt, ttl or jsonl")
+            if report.form != "construct" and fmt in ("nt", "ttl"):
+                raise UsageError(f"query {report.query} is not a CONSTRUCT query: -f {fmt} does not fit it")
+            doc = report.serialize(fmt)
+            if directory is not None:
+                name = re.sub(r"[^\w.\-]", "_", report.query)
+                path = os.path.join(directory, f"{name}-{report.t}.{_EXTENSIONS[fmt]}")
+                with open(path, "w", encoding="utf-8") as handle:
+                    handle.write(doc)
+                return
+            out.write(f"#report query={report.query} t={report.t}\n")
+            out.write(doc if doc.endswith("\n") else doc + "\n")
+        out.flush()
+
+    return write
+
+
+COMMANDS = {"run": cmd_run, "explain": cmd_explain, "query": cmd_query}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -180,7 +335,7 @@ def main(argv: list[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
         with ExitStack() as stack:
             out = sys.stdout
-            if getattr(args, "output", "-") != "-":
+            if getattr(args, "output", "-") != "-" and not os.path.isdir(args.output):
                 try:
                     out = stack.enter_context(open(args.output, "w", encoding="utf-8"))
                 except OSError as err:
@@ -193,6 +348,12 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except Exception as err:  # a bug, not bad input: one line, the traceback on request
+        if os.environ.get("RDFSTREAM_DEBUG"):
+            raise
+        print(f"rdfstream: internal error: {type(err).__name__}: {err} (set RDFSTREAM_DEBUG=1 for the traceback)",
+              file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -308,7 +308,7 @@ def rename(rule: Rule, names: dict) -> Rule:
         return BinOp(e.op, expr(e.left), expr(e.right)) if type(e) is BinOp else term(e)
 
     def atom(a: Atom) -> Atom:
-        return Atom(a.pred, tuple(term(x) for x in a.args), a.span)
+        return Atom(term(a.pred), tuple(term(x) for x in a.args), a.span)
 
     body = []
     for lit in rule.body:

@@ -1,5 +1,8 @@
 """Timestamped atom streams in JSON lines: ``{"t": 36, "atoms": ["a(x1,y)", "b(y,z)"]}`` per line.
 
+An optional ``"stream"`` names the stream the atoms arrive on (what ``[3 from s]`` windows read), written
+as in the program: ``{"t": 36, "stream": "<http://ex.org/s>", "atoms": [...]}``.
+
 Atoms are written in the program's dialect; the caller passes the function that parses them, so this
 module does not depend on any front end.  Every malformed line is reported with file, line and column.
 Lines for the same ``t`` may follow each other (their atoms are concatenated in order); a smaller ``t``
@@ -24,6 +27,7 @@ class StreamEvent:
     t: int
     atoms: list[Atom]
     line: int
+    stream: str = ""  # the default stream (DEFAULT_STREAM of the IR)
 
 
 def _fail(message: str, source: str, line: int, col: int, text: str) -> StreamFormatError:
@@ -71,11 +75,14 @@ def _parse_line(text: str, lineno: int, parse_atoms: AtomParser, source: str) ->
     items = obj.get("atoms", [])
     if not isinstance(items, list) or not all(isinstance(a, str) for a in items):
         raise _fail("\"atoms\" must be a list of strings", source, lineno, _column_of(text, '"atoms"'), text)
-    unknown = set(obj) - {"t", "atoms"}
+    unknown = set(obj) - {"t", "atoms", "stream"}
     if unknown:
         key = min(unknown)
-        raise _fail(f"unknown key {key!r} (expected \"t\" and \"atoms\")", source, lineno,
+        raise _fail(f"unknown key {key!r} (expected \"t\", \"atoms\" and optionally \"stream\")", source, lineno,
                     _column_of(text, f'"{key}"'), text)
+    stream = obj.get("stream", "")
+    if not isinstance(stream, str):
+        raise _fail("\"stream\" must be a string", source, lineno, _column_of(text, '"stream"'), text)
     atoms: list[Atom] = []
     for item in items:
         try:
@@ -89,7 +96,7 @@ def _parse_line(text: str, lineno: int, parse_atoms: AtomParser, source: str) ->
                 raise _fail(f"stream atom {atom} is not ground", source, lineno,
                             _column_of(text, json.dumps(item)[1:-1]), text)
         atoms.extend(parsed)
-    return StreamEvent(t, atoms, lineno)
+    return StreamEvent(t, atoms, lineno, stream)
 
 
 def _column_of(text: str, needle: str) -> int:

@@ -22,7 +22,7 @@ import re
 from dataclasses import fields, is_dataclass
 
 from ...atoms import Atom
-from ...errors import UnsupportedError
+from ...errors import Span, UnsupportedError
 from ...ir.algebra import (
     ContinuousQuery,
     Distinct,
@@ -49,7 +49,7 @@ from ...terms import Var
 from ...vocab import QUAD
 from ..lars.common import SourceText
 from .expressions import translate_aggregate, translate_expr
-from .parser import Envelope, parse_envelope, parse_sparql, stream_window
+from .parser import Envelope, mask_lexical, blank_comments, parse_envelope, parse_sparql, stream_window
 
 
 _FORMS = {"SelectQuery": "select", "ConstructQuery": "construct", "AskQuery": "ask"}
@@ -325,14 +325,32 @@ def _declared_prefixes(text: str) -> tuple[tuple[str, str], ...]:
 def compile_query(text: str, *, source: str | None = None, t0: int = 0, base: str | None = None,
                   default_name: str = "q", policy: str | None = None) -> ContinuousQuery:
     """Parse and compile one C-SPARQL query (see the module docstring)."""
+    try:
+        return _compile(text, source, t0, base, default_name, policy)
+    except UnsupportedError as err:
+        if err.span is None:  # rdflib's algebra has no positions: point at the construct's keyword
+            err.span = _locate(err.message, text, source)
+        raise
+
+
+def _locate(message: str, text: str, source: str | None) -> Span | None:
+    code = mask_lexical(blank_comments(text))
+    for word in re.findall(r"\b[A-Z][A-Z_]{2,}\b", message):
+        found = re.search(rf"(?i)\b{word}\b", code)
+        if found:
+            return SourceText(text, source).span(found.start())
+    return None
+
+
+def _compile(text: str, source: str | None, t0: int, base: str | None, default_name: str,
+             policy: str | None) -> ContinuousQuery:
     src = SourceText(text, source)
     env: Envelope = parse_envelope(text, source)
     query = parse_sparql(env.sparql, src)
     algebra = query.algebra
     form = _FORMS.get(algebra.name)
     if form is None:
-        raise UnsupportedError(f"unsupported query form {algebra.name.removesuffix('Query').upper()}",
-                               src.span(0))
+        raise UnsupportedError(f"unsupported query form {algebra.name.removesuffix('Query').upper()}")
     windows = []
     for iri, named, spec, loc in env.windows:
         stream = _resolve_stream(iri, query, loc, src)

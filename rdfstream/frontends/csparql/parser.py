@@ -137,7 +137,7 @@ def parse_envelope(text: str, source: str | None = None) -> Envelope:
         code = blank(code, start, end)
     windows = []
     # each FROM [NAMED] STREAM clause, found outside strings, IRIs and comments
-    for m in re.finditer(r"(?i)\bFROM\s+(?:NAMED\s+)?STREAM\b", _mask_lexical(code)):
+    for m in re.finditer(r"(?i)\bFROM\s+(?:NAMED\s+)?STREAM\b", mask_lexical(code)):
         try:
             toks, s, e = _parse_at(g.stream, code, m.start())
         except pp.ParseBaseException as exc:
@@ -149,7 +149,7 @@ def parse_envelope(text: str, source: str | None = None) -> Envelope:
     return Envelope(name, kind, every, windows, sparql)
 
 
-def _mask_lexical(code: str) -> str:
+def mask_lexical(code: str) -> str:
     """``code`` with strings and IRIs blanked (for finding keywords only)."""
     return _LEXICAL.sub(lambda m: " " * len(m.group(0)), code)
 
@@ -208,7 +208,7 @@ def parse_sparql(text: str, src: SourceText):
         message = str(exc) or type(exc).__name__
         m = re.match(r"Unknown namespace prefix : (\S*)", message)
         if m:
-            found = re.search(rf"(?<![\w:]){re.escape(m.group(1))}:", _mask_lexical(blank_comments(text)))
+            found = re.search(rf"(?<![\w:]){re.escape(m.group(1))}:", mask_lexical(blank_comments(text)))
             loc = found.start() if found else 0
             raise src.error(f"undeclared prefix {m.group(1)}:", loc) from None
         raise ParseError(f"invalid query: {message}", Span(1, 1, src.source)) from None

@@ -1,0 +1,249 @@
+"""The C-SPARQL front end and `rdfstream query`: golden errors, explain → run, reports by hand, the CLI."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from rdfstream.api import Engine
+from rdfstream.cli import main
+
+GOLDEN = Path(__file__).parent / "golden" / "csparql_errors"
+ERROR_CASES = sorted(GOLDEN.glob("*.rq"))
+EX = "http://ex.org/"
+
+
+@pytest.mark.parametrize("path", ERROR_CASES, ids=lambda p: p.stem)
+def test_golden_errors(path: Path, capsys, monkeypatch) -> None:
+    """Each .err holds the exit code and the exact one-line message, written by hand."""
+    code_line, message = path.with_suffix(".err").read_text().splitlines()
+    monkeypatch.chdir(GOLDEN)
+    assert main(["explain", path.name]) == int(code_line.split()[1])
+    assert capsys.readouterr().err.strip() == message
+
+
+def test_golden_cases_exist() -> None:
+    assert len(ERROR_CASES) >= 12
+
+
+# ------------------------------------------------------------------------------------------ reports by hand
+
+
+def test_sliding_window_reports_by_hand(tmp_path: Path, capsys) -> None:
+    """RANGE 3s STEP 1s from t0 = 0: closes at 3000, 4000, …; [c−3000, c); empty windows report nothing."""
+    query = tmp_path / "q.rq"
+    query.write_text(f"REGISTER QUERY q AS SELECT ?s ?o FROM STREAM <{EX}s> [RANGE 3s STEP 1s]"
+                     f" WHERE {{ ?s <{EX}p> ?o }}")
+    stream = tmp_path / "s.nt"
+    stream.write_text(f"500 <{EX}a> <{EX}p> <{EX}b> .\n2999 <{EX}c> <{EX}p> <{EX}d> .\n3000 <{EX}e> <{EX}p> <{EX}f> .\n")
+    assert main(["query", str(query), "--stream", f"{EX}s={stream}", "--t0", "0"]) == 0
+    lines = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+
+    def rows(*pairs):
+        return [{"s": {"type": "uri", "value": EX + s}, "o": {"type": "uri", "value": EX + o}} for s, o in pairs]
+
+    got = [(x["query"], x["t"], sorted(x["results"]["results"]["bindings"], key=json.dumps)) for x in lines]
+    want = [
+        ("q", 3000, rows(("a", "b"), ("c", "d"))),  # [0, 3000)
+        ("q", 4000, rows(("c", "d"), ("e", "f"))),  # [1000, 4000): a(500) left, e(3000) entered
+        ("q", 5000, rows(("c", "d"), ("e", "f"))),
+        ("q", 6000, rows(("e", "f"))),  # [3000, 6000)
+    ]
+    assert got == [(q, t, sorted(r, key=json.dumps)) for q, t, r in want]
+
+
+def test_tumbling_rows_and_triples_windows_by_hand() -> None:
+    s, p = f"<{EX}s>", f"<{EX}p>"
+    engine = Engine(t0=0)
+    tumbling = engine.register_query(f"REGISTER QUERY tum AS SELECT ?o FROM STREAM {s} [RANGE 2s TUMBLING]"
+                                     f" WHERE {{ ?x {p} ?o }}")
+    rows = engine.register_query(f"REGISTER QUERY rows AS SELECT ?o FROM STREAM {s} [ROWS 2] WHERE {{ ?x {p} ?o }}")
+    batch = engine.register_query(f"REGISTER QUERY tri AS SELECT ?o FROM STREAM {s} [RANGE TRIPLES 3]"
+                                  f" WHERE {{ ?x {p} ?o }}")
+    got: dict[str, list] = {"tum": [], "rows": [], "tri": []}
+    for h in (tumbling, rows, batch):
+        h.add_consumer(lambda r: got[r.query].append((r.t, sorted(row["o"] for row in r.raw_rows))))
+    data = {100: [1, 2], 1500: [3], 2500: [4, 5], 5000: [6]}
+    for t, values in data.items():
+        engine.push_rows(f"{EX}s", [(p, (f"<{EX}x>", v)) for v in values], t)
+        engine.advance_to(t + 1)
+    engine.close()
+    assert got["tum"] == [(2000, [1, 2, 3]), (4000, [4, 5]), (6000, [6])]  # [0,2000) [2000,4000) [4000,6000)
+    assert got["rows"] == [(100, [1, 2]), (1500, [2, 3]), (2500, [4, 5]), (5000, [5, 6])]
+    assert got["tri"] == [(1500, [1, 2, 3]), (5000, [4, 5, 6])]  # batches end with their 3rd triple
+
+
+def test_construct_stream_feeds_another_query() -> None:
+    """REGISTER STREAM output enters the stream named after the query, stamped with its report time."""
+    p, q = f"<{EX}p>", f"<{EX}q>"
+    engine = Engine(t0=0)
+    engine.register_query(f"REGISTER STREAM derived AS CONSTRUCT {{ ?o {q} ?s }} FROM STREAM <{EX}s>"
+                          f" [RANGE 1s TUMBLING] WHERE {{ ?s {p} ?o }}")
+    reader = engine.register_query(f"REGISTER QUERY reader AS SELECT ?a ?b FROM STREAM <derived> [ROWS 10]"
+                                   f" WHERE {{ ?a {q} ?b }}")
+    seen = []
+    reader.add_consumer(lambda r: seen.append((r.t, sorted((row["a"], row["b"]) for row in r.raw_rows))))
+    engine.push_rows(f"{EX}s", [(p, (f"<{EX}a>", f"<{EX}b>"))], 200)
+    engine.push_rows(f"{EX}s", [(p, (f"<{EX}c>", f"<{EX}d>"))], 1200)
+    engine.close()
+    assert seen == [(1000, [(f"<{EX}b>", f"<{EX}a>")]),
+                    (2000, [(f"<{EX}b>", f"<{EX}a>"), (f"<{EX}d>", f"<{EX}c>")])]
+
+
+def test_istream_and_dstream() -> None:
+    p = f"<{EX}p>"
+    text = f"SELECT ?o FROM STREAM <{EX}s> [RANGE 2s STEP 1s] WHERE {{ ?x {p} ?o }}"
+    out = {}
+    for policy in ("rstream", "istream", "dstream"):
+        engine = Engine(t0=0)
+        h = engine.register_query(text, report=policy)
+        out[policy] = []
+        h.add_consumer(lambda r, k=policy: out[k].append((r.t, sorted(row["o"] for row in r.raw_rows))))
+        for t, v in ((0, 1), (1000, 2), (2000, 3)):
+            engine.push_rows(f"{EX}s", [(p, (f"<{EX}x>", v))], t)
+        engine.close()
+    assert out["rstream"] == [(2000, [1, 2]), (3000, [2, 3]), (4000, [3])]
+    assert out["istream"] == [(2000, [1, 2]), (3000, [3]), (4000, [])]
+    assert out["dstream"] == [(2000, []), (3000, [1]), (4000, [2])]
+
+
+def test_static_graph_only_where_named() -> None:
+    from rdflib import Graph, URIRef
+
+    g = Graph()
+    g.add((URIRef(EX + "a"), URIRef(EX + "label"), URIRef(EX + "A")))
+    engine = Engine(t0=0)
+    engine.register_graph(EX + "g", g)
+    with_g = engine.register_query(f"REGISTER QUERY with_g AS SELECT ?l FROM <{EX}g> FROM STREAM <{EX}s>"
+                                   f" [RANGE 1s TUMBLING] WHERE {{ ?x <{EX}p> ?y . ?x <{EX}label> ?l }}")
+    without = engine.register_query(f"REGISTER QUERY without AS SELECT ?l FROM STREAM <{EX}s> [RANGE 1s TUMBLING]"
+                                    f" WHERE {{ ?x <{EX}p> ?y . ?x <{EX}label> ?l }}")
+    got = {}
+    for h in (with_g, without):
+        h.add_consumer(lambda r: got.setdefault(r.query, []).append([row.get("l") for row in r.raw_rows]))
+    engine.push_rows(f"{EX}s", [(f"<{EX}p>", (f"<{EX}a>", 1))], 10)
+    engine.close()
+    assert got == {"with_g": [[f"<{EX}A>"]], "without": [[]]}
+
+
+def test_unregistered_graph_is_refused() -> None:
+    from rdfstream.errors import UsageError
+
+    with pytest.raises(UsageError, match="not registered"):
+        Engine().register_query(f"SELECT * FROM <file:///etc/passwd> FROM STREAM <{EX}s> [RANGE 1s TUMBLING]"
+                                " WHERE { ?s ?p ?o }")
+
+
+# ------------------------------------------------------------------------------------------ explain -> run
+
+_QUERIES = [
+    f"REGISTER QUERY q AS SELECT ?x ?z FROM STREAM <{EX}s> [RANGE {{w}}ms STEP {{d}}ms]"
+    f" WHERE {{{{ ?x <{EX}p> ?y . ?y <{EX}p> ?z }}}}",
+    f"REGISTER QUERY q AS SELECT DISTINCT ?x ?q FROM STREAM <{EX}s> [RANGE {{w}}ms STEP {{d}}ms]"
+    f" WHERE {{{{ ?x ?q <{EX}b> }}}}",
+]
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    which=st.sampled_from(range(len(_QUERIES))),
+    w=st.integers(1, 6), d=st.integers(1, 4), t0=st.integers(0, 3),
+    data=st.lists(st.tuples(st.integers(0, 20), st.sampled_from("abc"), st.sampled_from("pq"),
+                            st.sampled_from("abc")), max_size=12),
+)
+def test_explained_rules_give_the_same_answers(tmp_path_factory, which, w, d, t0, data) -> None:
+    """`rdfstream explain` prints LARS rules; `rdfstream run` of them has, at tick c−1, the answers of the
+    report at c (as a set), and nothing where no report is made."""
+    tmp = tmp_path_factory.mktemp("x")
+    text = _QUERIES[which].format(w=w, d=d)
+    data = [(t + t0, s, p, o) for t, s, p, o in data]
+    engine = Engine(t0=t0)
+    handle = engine.register_query(text)
+    reports = {}
+    handle.add_consumer(lambda r: reports.__setitem__(r.t, {tuple(row.values()) for row in r.raw_rows}))
+    by_t: dict[int, list] = {}
+    for t, s, p, o in sorted(data):
+        by_t.setdefault(t, []).append((f"<{EX}{p}>", (f"<{EX}{s}>", f"<{EX}{o}>")))
+    for t, rows in by_t.items():
+        engine.push_rows(f"{EX}s", rows, t)
+    engine.close()
+
+    (tmp / "q.rq").write_text(text)
+    program = tmp / "q.lars"
+    with open(program, "w") as out:
+        import contextlib
+
+        with contextlib.redirect_stdout(out):
+            assert main(["explain", str(tmp / "q.rq"), "--t0", str(t0)]) == 0
+    stream = tmp / "s.jsonl"
+    stream.write_text("".join(
+        json.dumps({"t": t, "stream": f"<{EX}s>", "atoms": [f"{p}({a},{b})" for p, (a, b) in rows]}) + "\n"
+        for t, rows in by_t.items()))
+    end = max(list(reports) + [t0 + w]) + d
+    result = tmp / "out.jsonl"
+    assert main(["run", str(program), "--stream", str(stream), "--start", str(t0), "--end", str(end),
+                 "-o", str(result)]) == 0
+    answers = {}
+    for line in result.read_text().splitlines():
+        rec = json.loads(line)
+        answers[rec["t"]] = {tuple(_args(a)) for a in rec["holds"] if re.match(r"q\(", a)}
+    closes = range(t0 + w, end + 1, d)
+    for c in closes:
+        assert answers.get(c - 1, set()) == reports.get(c, set()), f"close {c}"
+    assert set(reports) <= set(closes)
+
+
+def _args(atom: str) -> list:
+    return re.findall(r"<[^>]*>", atom)
+
+
+# ------------------------------------------------------------------------------------------ CLI
+
+
+def test_cli_formats_and_directory_output(tmp_path: Path, capsys) -> None:
+    query = tmp_path / "q.rq"
+    query.write_text(f"REGISTER QUERY q AS SELECT ?s FROM STREAM <{EX}s> [RANGE 1s TUMBLING] WHERE {{ ?s ?p ?o }}")
+    stream = tmp_path / "s.csv"
+    stream.write_text(f"t,s,p,o\n0,{EX}a,{EX}p,1\n1000,{EX}b,{EX}p,2\n")
+    assert main(["query", str(query), "--stream", str(stream), "-f", "csv"]) == 0
+    assert capsys.readouterr().out == f"#report query=q t=1000\ns\r\n{EX}a\r\n#report query=q t=2000\ns\r\n{EX}b\r\n"
+    outdir = tmp_path / "out"
+    outdir.mkdir()
+    assert main(["query", str(query), "--stream", str(stream), "-f", "json", "-o", str(outdir)]) == 0
+    files = sorted(p.name for p in outdir.iterdir())
+    assert files == ["q-1000.srj", "q-2000.srj"]
+    doc = json.loads((outdir / "q-2000.srj").read_text())
+    assert doc["results"]["bindings"] == [{"s": {"type": "uri", "value": f"{EX}b"}}]
+
+
+def test_cli_bad_stream_line_names_file_and_line(tmp_path: Path, capsys) -> None:
+    query = tmp_path / "q.rq"
+    query.write_text(f"SELECT ?s FROM STREAM <{EX}s> [RANGE 1s TUMBLING] WHERE {{ ?s ?p ?o }}")
+    stream = tmp_path / "s.nt"
+    stream.write_text(f"0 <{EX}a> <{EX}p> <{EX}b> .\n5 <{EX}a> <{EX}p> .\n")
+    assert main(["query", str(query), "--stream", f"{EX}s={stream}"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"{stream}:2:")
+
+
+def test_cli_unregistered_graph(tmp_path: Path, capsys) -> None:
+    query = tmp_path / "q.rq"
+    query.write_text(f"SELECT ?s FROM <{EX}g> FROM STREAM <{EX}s> [RANGE 1s TUMBLING] WHERE {{ ?s ?p ?o }}")
+    assert main(["query", str(query), "--stream", f"{EX}s={tmp_path / 'none.nt'}"]) == 2
+    assert "graph <http://ex.org/g>, which is not registered" in capsys.readouterr().err
+
+
+def test_bundled_example_runs(capsys) -> None:
+    """The README's first command: the rooms query over the bundled sensor stream."""
+    root = Path(__file__).resolve().parent.parent / "queries" / "csparql"
+    assert main(["query", str(root / "rooms.rq"), "--stream", f"http://example.org/sensors={root / 'sensors.nt'}",
+                 "--graph", f"http://example.org/rooms={root / 'rooms.ttl'}"]) == 0
+    lines = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    # 30 s of readings, RANGE 10s STEP 5s from t0 = 0: closes at 10 s, 15 s, …, 35 s (the last one that sees data)
+    assert [x["t"] for x in lines] == [10000, 15000, 20000, 25000, 30000, 35000]
+    assert all(len(x["results"]["results"]["bindings"]) == 3 for x in lines)  # three rooms
