@@ -270,15 +270,13 @@ def cmd_query(args, out: TextIO) -> int:
     bar = tqdm(unit=" triples", unit_scale=True, file=sys.stderr, disable=disable, mininterval=0.5, leave=False)
     current: int | None = None
     batch: dict[str, list] = {}
-    count = 0
-    for t, _, _, iri, triple in heapq.merge(*sources):
+    for count, (t, _, _, iri, triple) in enumerate(heapq.merge(*sources), start=1):
         if t != current:
             _flush(engine, batch, current)
             if current is not None:
                 engine.advance_to(t)
             current = t
         batch.setdefault(iri, []).append((triple.p, (triple.s, triple.o)))
-        count += 1
         if count % 4096 == 0:
             bar.update(4096)
     _flush(engine, batch, current)

@@ -40,7 +40,8 @@ def test_sliding_window_reports_by_hand(tmp_path: Path, capsys) -> None:
     query.write_text(f"REGISTER QUERY q AS SELECT ?s ?o FROM STREAM <{EX}s> [RANGE 3s STEP 1s]"
                      f" WHERE {{ ?s <{EX}p> ?o }}")
     stream = tmp_path / "s.nt"
-    stream.write_text(f"500 <{EX}a> <{EX}p> <{EX}b> .\n2999 <{EX}c> <{EX}p> <{EX}d> .\n3000 <{EX}e> <{EX}p> <{EX}f> .\n")
+    stream.write_text(f"500 <{EX}a> <{EX}p> <{EX}b> .\n2999 <{EX}c> <{EX}p> <{EX}d> .\n"
+                      f"3000 <{EX}e> <{EX}p> <{EX}f> .\n")
     assert main(["query", str(query), "--stream", f"{EX}s={stream}", "--t0", "0"]) == 0
     lines = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
 

@@ -16,7 +16,6 @@ from ..rdfterms import from_rdflib
 from ..vocab import QUAD
 
 
-
 def load_graph(source, fmt: str | None = None):
     """An rdflib Graph from a Graph (returned as is), a file path, or an iterable of rdflib triples."""
     from rdflib import Graph

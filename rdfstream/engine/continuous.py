@@ -17,7 +17,6 @@ the query, where other queries read it (C-SPARQL's composability).
 
 from __future__ import annotations
 
-import heapq
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
@@ -180,9 +179,18 @@ class ContinuousEngine:
         return out
 
     def _end_of(self, q: _Query) -> int:
-        """After the streams end: the last close at which some window of ``q`` can still hold data."""
-        last = max((self.last_data.get(w.stream, -INF) + w.size for w in q.cq.windows), default=-INF)
-        return last
+        """After the streams end: the last report time at which some window of ``q`` can still hold data.
+
+        A window's content is that of its latest close, so it holds the last triple (at ``last``) until its
+        first close after ``last + α``."""
+        end = -INF
+        for w in q.cq.windows:
+            last = self.last_data.get(w.stream)
+            if last is None:
+                continue
+            k = max(0, (last + w.size - q.cq.t0 - w.size) // w.step + 1)
+            end = max(end, q.cq.t0 + w.size + k * w.step - 1)
+        return end
 
     def _next(self, q: _Query, bound: int, final: bool) -> int | None:
         """The tick at which ``q`` reads its next report, if that report is due before ``bound``."""

@@ -49,8 +49,7 @@ from ...terms import Var
 from ...vocab import QUAD
 from ..lars.common import SourceText
 from .expressions import translate_aggregate, translate_expr
-from .parser import Envelope, mask_lexical, blank_comments, parse_envelope, parse_sparql, stream_window
-
+from .parser import Envelope, blank_comments, mask_lexical, parse_envelope, parse_sparql, stream_window
 
 _FORMS = {"SelectQuery": "select", "ConstructQuery": "construct", "AskQuery": "ask"}
 _POLICIES = {"QUERY": "rstream", "STREAM": "rstream", "RSTREAM": "rstream", "ISTREAM": "istream",
