@@ -162,7 +162,7 @@ class Engine:
             base = f"{base}{i}"
             compiled = compile_query(text, source=source, t0=self.t0 or 0, default_name=default, base=base,
                                      policy=report)
-        for g in compiled.graphs:
+        for g in compiled.graphs + compiled.named_graphs:
             if g not in self.graphs:
                 if not self.allow_fetch:
                     raise UsageError(f"query {compiled.name} reads graph <{g}>, which is not registered: register"
@@ -212,7 +212,7 @@ class Engine:
                 h.compiled = compile_query(h.text, source=h.source, t0=t0, default_name=h.name, base=h.base,
                                            policy=h.policy)
             compiled.append(h.compiled)
-        used = {g for q in compiled for g in q.graphs}
+        used = {g for q in compiled for g in q.graphs + q.named_graphs}
         background = [a for g in used for a in quad_atoms(g, self.graphs[g])]
         programs = [(h.name, h.program) for h in self.programs]
         self.runtime = ContinuousEngine(compiled, programs, background, t0)
@@ -279,8 +279,9 @@ def explain_query(cq: ContinuousQuery, format_program) -> str:
             lines.append(f"% window {w}: a report at every timestamp the stream brings data")
         else:
             lines.append(f"% window {w}: tumbling batches; the rules run on a clock that counts batches")
-    for g in cq.graphs:
-        lines.append(f"% static graph <{g}>: background facts <urn:rdfstream:quad>(<{g}>, S, P, O)")
+    for g in cq.graphs + cq.named_graphs:
+        named = "named graph" if g in cq.named_graphs else "static graph"
+        lines.append(f"% {named} <{g}>: background facts <urn:rdfstream:quad>(<{g}>, S, P, O)")
     lines.append("")
     lines.append(format_program(cq.program).rstrip("\n"))
     lines.append("")

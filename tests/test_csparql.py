@@ -132,6 +132,30 @@ def test_static_graph_only_where_named() -> None:
     assert got == {"with_g": [[f"<{EX}A>"]], "without": [[]]}
 
 
+def test_named_streams_and_graphs() -> None:
+    """FROM NAMED STREAM / FROM NAMED: GRAPH <iri> reads one of them, GRAPH ?g each, binding ?g; the default
+    graph holds only the unnamed windows."""
+    from rdflib import Graph, URIRef
+
+    g = Graph()
+    g.add((URIRef(EX + "a"), URIRef(EX + "in"), URIRef(EX + "G")))
+    engine = Engine(t0=0)
+    engine.register_graph(EX + "g", g)
+    h = engine.register_query(
+        f"REGISTER QUERY q AS SELECT ?g ?s ?o FROM STREAM <{EX}s1> [RANGE 1s TUMBLING]"
+        f" FROM NAMED STREAM <{EX}s2> [RANGE 1s TUMBLING] FROM NAMED <{EX}g>"
+        f" WHERE {{ {{ ?s ?x ?o }} UNION {{ GRAPH ?g {{ ?s ?x ?o }} }} UNION {{ GRAPH <{EX}s1> {{ ?s ?x ?o }} }} }}")
+    got = []
+    h.add_consumer(lambda r: got.append((r.t, sorted(((row.get("g"), row["s"], row["o"]) for row in r.raw_rows),
+                                                     key=str))))
+    engine.push_rows(f"{EX}s1", [(f"<{EX}p>", (f"<{EX}a>", 1))], 0)
+    engine.push_rows(f"{EX}s2", [(f"<{EX}p>", (f"<{EX}b>", 2))], 10)
+    engine.close()
+    # s1 is not a named graph, so GRAPH <s1> matches nothing
+    assert got == [(1000, sorted([(None, f"<{EX}a>", 1), (f"<{EX}g>", f"<{EX}a>", f"<{EX}G>"),
+                                  (f"<{EX}s2>", f"<{EX}b>", 2)], key=str))]
+
+
 def test_unregistered_graph_is_refused() -> None:
     from rdfstream.errors import UsageError
 

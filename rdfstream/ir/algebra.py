@@ -214,6 +214,7 @@ class ContinuousQuery:
     graphs: tuple[str, ...]  # FROM <g>: IRIs of static graphs
     program: Program
     algebra: Node
+    named_graphs: tuple[str, ...] = ()  # FROM NAMED <g>
     variables: tuple[str, ...] = ()  # SELECT: the projected variables, in order
     template: Template | None = None  # CONSTRUCT
     is_stream: bool = False  # REGISTER STREAM: reports feed a stream named after the query

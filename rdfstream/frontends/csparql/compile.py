@@ -87,16 +87,24 @@ class _Names:
         return var
 
 
+Source = tuple  # ("window", StreamWindow) or ("graph", graph IRI)
+
+
 class _Compiler:
-    def __init__(self, base: str, windows: tuple[StreamWindow, ...], graphs: tuple[str, ...], t0: int,
-                 src: SourceText) -> None:
+    def __init__(self, base: str, windows: tuple[StreamWindow, ...], graphs: tuple[str, ...],
+                 named_graphs: tuple[str, ...], t0: int, src: SourceText) -> None:
         self.base = base
         self.windows = windows
-        self.graphs = graphs
         self.t0 = t0
         self.src = src
+        # the default graph: unnamed windows and FROM graphs; named graphs: NAMED windows and FROM NAMED graphs
+        self.default: tuple[Source, ...] = tuple(("window", w) for w in windows if not w.named) + tuple(
+            ("graph", g) for g in graphs)
+        self.named: dict[str, Source] = {w.stream: ("window", w) for w in windows if w.named}
+        self.named.update({g: ("graph", g) for g in named_graphs})
+        self.active: tuple[Source, ...] = self.default
         self.rules: list[Rule] = []
-        self.unions: dict[str | None, str] = {}
+        self.unions: dict[tuple, str] = {}
         self.names = _Names()
         self.bgps = 0
         self.uses_timestamp = False
@@ -114,35 +122,39 @@ class _Compiler:
     def window_atom(self, w: StreamWindow, atom: Atom, op: Op = Op.DIAMOND, time: Var | None = None) -> ExtAtom:
         return ExtAtom(atom, op, time, self.lars_window(w))
 
-    def source_rules(self, head: Atom, pred: str | Var, s: Var, o: Var) -> None:
-        """``head`` :- each window and each static graph that holds the triple ``s pred o``."""
-        for w in self.windows:
-            self.rules.append(Rule(Head(head), (self.window_atom(w, Atom(pred, (s, o))),)))
-        for g in self.graphs:
-            self.rules.append(Rule(Head(head), (ExtAtom(Atom(QUAD, (f"<{g}>", s, pred, o))),)))
+    def source_atom(self, source: Source, pred: str | Var, s, o) -> ExtAtom:
+        """The atom that reads triple ``s pred o`` from one window or one static graph."""
+        kind, what = source
+        if kind == "window":
+            return self.window_atom(what, Atom(pred, (s, o)))
+        return ExtAtom(Atom(QUAD, (f"<{what}>", s, pred, o)))
 
-    def union_pred(self, pred: str | None) -> str:
-        """The predicate holding the default graph's triples of ``pred`` (None: of every predicate)."""
-        name = self.unions.get(pred)
+    def union_pred(self, sources: tuple[Source, ...], pred: str | None) -> str:
+        """The predicate holding the triples of ``pred`` (None: of every predicate) in several sources."""
+        name = self.unions.get((sources, pred))
         if name is None:
-            name = self.unions[pred] = f"{self.base}__g{len(self.unions)}"
+            name = self.unions[(sources, pred)] = f"{self.base}__g{len(self.unions)}"
             s, p, o = Var("S"), Var("P"), Var("O")
-            if pred is None:
-                self.source_rules(Atom(name, (s, p, o)), p, s, o)
-            else:
-                self.source_rules(Atom(name, (s, o)), pred, s, o)
+            head = Atom(name, (s, p, o)) if pred is None else Atom(name, (s, o))
+            for source in sources:
+                self.rules.append(Rule(Head(head), (self.source_atom(source, p if pred is None else pred, s, o),)))
         return name
 
     def pattern(self, s, p, o) -> ExtAtom:
+        from rdflib.paths import Path
+
+        if isinstance(p, Path):
+            raise UnsupportedError(f"unsupported SPARQL construct: property path {p.n3()}")
         subj, obj = self.term(s), self.term(o)
         pred = self.term(p)
         if type(pred) is not Var and not (type(pred) is str and pred.startswith("<")):
             raise UnsupportedError(f"a triple pattern's predicate must be an IRI or a variable, not {p.n3()}")
-        if len(self.windows) == 1 and not self.graphs:
-            return self.window_atom(self.windows[0], Atom(pred, (subj, obj)))
+        sources = self.active
+        if len(sources) == 1:
+            return self.source_atom(sources[0], pred, subj, obj)
         if type(pred) is Var:
-            return ExtAtom(Atom(self.union_pred(None), (subj, pred, obj)))
-        return ExtAtom(Atom(self.union_pred(pred), (subj, obj)))
+            return ExtAtom(Atom(self.union_pred(sources, None), (subj, pred, obj)))
+        return ExtAtom(Atom(self.union_pred(sources, pred), (subj, obj)))
 
     def term(self, term):
         from rdflib.term import BNode, Variable
@@ -158,6 +170,8 @@ class _Compiler:
     def bgp(self, triples) -> Node:
         if not triples:
             return Unit()
+        if not self.active:  # GRAPH <g> of a graph the dataset does not have
+            return Values((), ())
         columns: list[str] = []
         for triple in triples:
             for term in triple:
@@ -231,8 +245,33 @@ class _Compiler:
             return OrderBy(self.node(cv.p), tuple(conds))
         if name == "Slice":
             return Slice(self.node(cv.p), cv.start or 0, cv.length)
-        what = {"Graph": "GRAPH patterns", "ServiceGraphPattern": "SERVICE", "Group": "GROUP BY without an aggregate"}
+        if name == "Graph":
+            return self.graph(cv.term, cv.p)
+        what = {"ServiceGraphPattern": "SERVICE", "Group": "GROUP BY without an aggregate"}
         raise UnsupportedError(f"unsupported SPARQL construct: {what.get(name, name)}")
+
+    def graph(self, term, inner) -> Node:
+        """GRAPH <g> { … } reads one named window or graph; GRAPH ?g { … } each of them, binding ?g."""
+        from rdflib.term import Variable
+
+        outer = self.active
+        try:
+            if not isinstance(term, Variable):
+                source = self.named.get(str(term))
+                self.active = (source,) if source is not None else ()
+                return self.node(inner)
+            branches: list[Node] = []
+            for iri, source in self.named.items():
+                self.active = (source,)
+                branches.append(Join(self.node(inner), Values((str(term),), ((f"<{iri}>",),))))
+            if not branches:
+                return Values((), ())
+            out = branches[0]
+            for branch in branches[1:]:
+                out = Union(out, branch)
+            return out
+        finally:
+            self.active = outer
 
     def values(self, res) -> Values:
         variables: list[str] = []
@@ -338,6 +377,9 @@ def _locate(message: str, text: str, source: str | None) -> Span | None:
         found = re.search(rf"(?i)\b{word}\b", code)
         if found:
             return SourceText(text, source).span(found.start())
+    path = re.search(r"property path (\S+)$", message)
+    if path and path.group(1) in text:
+        return SourceText(text, source).span(text.index(path.group(1)))
     return None
 
 
@@ -353,10 +395,7 @@ def _compile(text: str, source: str | None, t0: int, base: str | None, default_n
     windows = []
     for iri, named, spec, loc in env.windows:
         stream = _resolve_stream(iri, query, loc, src)
-        window = stream_window(stream, named, spec, env.every, loc, src)
-        if named:
-            raise UnsupportedError("FROM NAMED STREAM is not supported (use FROM STREAM)", src.span(loc))
-        windows.append(window)
+        windows.append(stream_window(stream, named, spec, env.every, loc, src))
     if not windows:
         raise src.error("a continuous query needs at least one FROM STREAM <iri> [window] clause", 0)
     kinds = {w.kind for w in windows}
@@ -364,14 +403,16 @@ def _compile(text: str, source: str | None, t0: int, base: str | None, default_n
         raise UnsupportedError("a query mixes time windows with count windows ([ROWS n], [RANGE TRIPLES n]), or"
                                " has RANGE TRIPLES on several streams: reports could not follow one clock",
                                src.span(env.windows[0][3]))
-    graphs = []
+    graphs, named_graphs = [], []
     for clause in algebra.datasetClause or ():
         if clause.named is not None:
-            raise UnsupportedError(f"FROM NAMED <{clause.named}> is not supported (named graphs)", src.span(0))
-        graphs.append(str(clause.default))
+            named_graphs.append(str(clause.named))
+        else:
+            graphs.append(str(clause.default))
     name = env.name or default_name
     base = base or base_name(name)
-    compiler = _Compiler(base, tuple(windows), tuple(dict.fromkeys(graphs)), t0, src)
+    graphs, named_graphs = list(dict.fromkeys(graphs)), list(dict.fromkeys(named_graphs))
+    compiler = _Compiler(base, tuple(windows), tuple(graphs), tuple(named_graphs), t0, src)
     tree = compiler.node(algebra.p)
     variables = tuple(str(v) for v in algebra.PV) if form == "select" else ()
     template = _template(algebra.template, compiler.names) if form == "construct" else None
@@ -384,8 +425,9 @@ def _compile(text: str, source: str | None, t0: int, base: str | None, default_n
     prefixes = _declared_prefixes(env.sparql)
     program = Program(tuple(compiler.rules), (), prefixes)
     return ContinuousQuery(
-        name=name, form=form, windows=tuple(windows), graphs=tuple(dict.fromkeys(graphs)), program=program,
-        algebra=tree, variables=variables, template=template, is_stream=env.kind == "STREAM",
+        name=name, form=form, windows=tuple(windows), graphs=tuple(graphs), program=program,
+        named_graphs=tuple(named_graphs), algebra=tree, variables=variables, template=template,
+        is_stream=env.kind == "STREAM",
         policy=policy or _POLICIES[env.kind], t0=t0, nonempty=nonempty, timestamps=timestamps, answer=answer,
         prefixes=prefixes,
     )
