@@ -272,3 +272,33 @@ def test_bundled_example_runs(capsys) -> None:
     # 30 s of readings, RANGE 10s STEP 5s from t0 = 0: closes at 10 s, 15 s, …, 35 s (the last one that sees data)
     assert [x["t"] for x in lines] == [10000, 15000, 20000, 25000, 30000, 35000]
     assert all(len(x["results"]["results"]["bindings"]) == 3 for x in lines)  # three rooms
+
+
+# ------------------------------------------------------------------------------------------ one engine
+
+
+def test_queries_and_programs_share_one_engine() -> None:
+    """Two queries with the same pattern and window share the literal index and the join plan; a LARS program
+    registered beside them reads the same stream."""
+    p = f"<{EX}p>"
+    text = "REGISTER QUERY {name} AS SELECT ?x ?z FROM STREAM <" + EX + "s> [RANGE 2s STEP 1s]" \
+           " WHERE {{ ?x " + p + " ?y . ?y " + p + " ?z }}"
+    engine = Engine(t0=0)
+    a = engine.register_query(text.format(name="a"))
+    b = engine.register_query(text.format(name="b"))
+    prog = engine.register_program(f"chain(X, Z) :- [1000] <> {p}(X, Y), [1000] <> {p}(Y, Z).", name="lars")
+    got: dict[str, list] = {}
+    for h in (a, b, prog):
+        h.add_consumer(lambda r: got.setdefault(r.query, []).append(r))
+    engine.push_rows(f"{EX}s", [(p, (f"<{EX}1>", f"<{EX}2>")), (p, (f"<{EX}2>", f"<{EX}3>"))], 500)
+    engine.close()
+    inner = engine.runtime.engine
+    assert engine.runtime.queries[0].engine is inner and engine.runtime.queries[1].engine is inner
+    plans = [cr for cr in inner.compiled.values() if any(r.head.atom.pred in ("a__b0", "b__b0") for r in cr.rules)]
+    assert len(plans) == 1 and len(plans[0].rules) == 2  # one join plan serves both queries
+    windows = {spec for spec in inner.literals if spec.pred == p}
+    assert len(windows) == 2  # the queries' window (one index) and the program's [1000] window
+    rows = [{"x": f"<{EX}1>", "z": f"<{EX}3>"}]
+    assert [(r.t, r.raw_rows) for r in got["a"]] == [(2000, rows)]  # the close at 3000 sees [1000, 3000): empty
+    assert [(r.t, r.raw_rows) for r in got["b"]] == [(2000, rows)]
+    assert got["lars"][0].t == 500 and {str(x) for x in got["lars"][0].added} == {f"chain(<{EX}1>,<{EX}3>)"}
