@@ -282,7 +282,7 @@ class _Compiler:
         rows = []
         for row in res:
             by_name = {str(k): v for k, v in row.items()}
-            rows.append(tuple(from_rdflib(by_name[v]) if by_name.get(v) is not None else None for v in variables))
+            rows.append(tuple(_value(by_name.get(v)) for v in variables))
         return Values(tuple(variables), tuple(rows))
 
     # ---------------------------------------------------------------- bookkeeping rules
@@ -314,6 +314,13 @@ class _Compiler:
         body = ExtAtom(Atom(rel.pred, tuple(self.names(c) for c in rel.columns)))
         self.rules.append(Rule(Head(head), (body,)))
         return self.base
+
+
+def _value(term):
+    """A VALUES cell: a constant, or None for UNDEF (which rdflib's algebra writes as the string 'UNDEF')."""
+    from rdflib.term import Identifier
+
+    return from_rdflib(term) if isinstance(term, Identifier) else None
 
 
 def _mentions_timestamp(node) -> bool:
