@@ -1,0 +1,1 @@
+"""The C-SPARQL front end: queries over RDF streams, translated from rdflib's SPARQL algebra."""
