@@ -84,6 +84,12 @@ class _Query:
     def next_close(self) -> int:
         return min(self.closes)
 
+    def skip_past(self, t: int) -> None:
+        """Move every window to its first close after ``t``."""
+        for i, w in enumerate(self.cq.windows):
+            if self.closes[i] <= t:
+                self.closes[i] += -(-(t + 1 - self.closes[i]) // w.step) * w.step
+
     def passed(self, c: int) -> None:
         for i, w in enumerate(self.cq.windows):
             if self.closes[i] == c:
@@ -192,18 +198,28 @@ class ContinuousEngine:
             end = max(end, q.cq.t0 + w.size + k * w.step - 1)
         return end
 
+    def _may_hold(self, q: _Query, c: int, bound: int) -> bool:
+        """Whether some window of ``q`` may hold data at a report time in ``[c, bound]``.
+
+        At ``c`` a window's content is that of its latest close ``<= c``; later closes hold later ranges. So
+        the earliest close that matters is that latest close, or the first close if there was none yet."""
+        for i, w in enumerate(q.cq.windows):
+            first = q.cq.t0 + w.size
+            latest = q.closes[i] if q.closes[i] == c else q.closes[i] - w.step
+            earliest = latest if latest >= first else first
+            if earliest <= bound and earliest - w.size <= self.last_data.get(w.stream, -INF):
+                return True
+        return False
+
     def _next(self, q: _Query, bound: int, final: bool) -> int | None:
         """The tick at which ``q`` reads its next report, if that report is due before ``bound``."""
         clock = q.cq.clock
         if clock == "time":
             c = q.next_close()
-            newest = max((self.last_data.get(s, -INF) for s in q.streams), default=-INF)
-            longest = max(w.size for w in q.cq.windows)
-            if newest < c - longest and not final:
-                # every window is empty until new data, which comes at or after the watermark: skip ahead
-                while c <= bound and newest < c - longest:
-                    q.passed(c)
-                    c = q.next_close()
+            if not final and c <= bound and not self._may_hold(q, c, bound):
+                # every report up to the watermark is empty (new data comes at or after it): skip them
+                q.skip_past(bound)
+                c = q.next_close()
             limit = self._end_of(q) if final else bound
             return c - 1 if c <= limit else None
         if clock == "rows":

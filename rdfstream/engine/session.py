@@ -179,7 +179,10 @@ class Engine:
         self.box_views: dict[tuple, None] = {}
         for lit in self.literals.values():
             spec = lit.spec
-            if spec.stepped:
+            if spec.stepped and spec.op is Op.BOX:
+                # a box's truth moves with the pivot even when nothing arrives or expires; <> and @ over a
+                # stepped window need no such ticks: their groundings start (activations) and end (horizons)
+                # on events of their own
                 self.steps.add((spec.step, spec.offset))
             if spec.tuple_window:
                 self.tuple_sizes[spec.view] = max(self.tuple_sizes.get(spec.view, 0), spec.size)
