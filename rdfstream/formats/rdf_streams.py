@@ -11,6 +11,10 @@ as is a JSON number for the object. Timestamps are integers (milliseconds unless
 Malformed lines are reported with file, line and column; ``on_error="skip"`` collects them and goes on.
 Timestamps must not decrease, unless ``lateness`` allows it: a triple may then arrive up to ``lateness``
 behind the latest timestamp seen, and triples are released in time order.
+
+:func:`read_stream_file` is the one entry point for every stream format (:data:`STREAM_FORMATS`): the line
+formats above and the event formats of :mod:`.rdf_events` (``nquads``, ``trig``: a timestamped named graph per
+event), chosen from the file extension unless given. :func:`read_stream` reads any of them from lines.
 """
 
 from __future__ import annotations
@@ -19,11 +23,13 @@ import csv
 import heapq
 import json
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from decimal import Decimal
+from pathlib import Path
+from typing import BinaryIO
 
-from ..errors import ParseError, RdfstreamError, Span, StreamFormatError
+from ..errors import ParseError, RdfstreamError, Span, StreamFormatError, UsageError
 from ..terms import Const, string
 from .ntriples import parse_term, parse_triple
 
@@ -120,24 +126,91 @@ def parse_jsonl_line(text: str, lineno: int, source: str) -> TimedTriple | None:
 
 
 LINE_PARSERS = {"nt": parse_nt_line, "csv": parse_csv_line, "jsonl": parse_jsonl_line}
-EXTENSIONS = {".nt": "nt", ".tnt": "nt", ".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl"}
+EVENT_FORMATS = ("nquads", "trig")  # read by .rdf_events
+STREAM_FORMATS = (*LINE_PARSERS, *EVENT_FORMATS)
+EXTENSIONS = {".nt": "nt", ".tnt": "nt", ".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl",
+              ".nq": "nquads", ".nquads": "nquads", ".trig": "trig"}
+
+
+def error_handler(on_error: str, errors: list | None) -> Callable[[RdfstreamError], None]:
+    """What the readers do with a bad line: raise it (``"fail"``), or collect it and go on (``"skip"``)."""
+    if on_error not in ("fail", "skip"):
+        raise UsageError(f"on_error must be 'fail' or 'skip', not {on_error!r}")
+
+    def report(err: RdfstreamError) -> None:
+        if on_error == "fail":
+            raise err
+        if errors is not None:
+            errors.append(err)
+
+    return report
+
+
+class TimeOrder:
+    """Puts timestamped items back in time order when they may arrive up to ``lateness`` late.
+
+    An item at ``t`` is accepted while ``t >= latest - lateness`` (``latest``: the largest timestamp accepted so
+    far); everything at or before that bound can then be released, because nothing earlier can still come.
+    Items with equal timestamps keep their arrival order.
+    """
+
+    __slots__ = ("lateness", "latest", "_heap", "_seq")
+
+    def __init__(self, lateness: int = 0):
+        self.lateness = lateness
+        self.latest: int | None = None
+        self._heap: list[tuple[int, int, object]] = []
+        self._seq = 0
+
+    def bound(self) -> int | None:
+        """The earliest timestamp still accepted (None before the first item)."""
+        return None if self.latest is None else self.latest - self.lateness
+
+    def offer(self, t: int, item: object) -> bool:
+        """Accept an item, unless it is earlier than :meth:`bound` (then False, and nothing changes)."""
+        latest = self.latest
+        if latest is None or t > latest:
+            self.latest = t
+        elif t < latest - self.lateness:
+            return False
+        self._seq += 1
+        heapq.heappush(self._heap, (t, self._seq, item))
+        return True
+
+    def ready(self) -> Iterator:
+        """The items that nothing still to come can precede, in time order."""
+        heap = self._heap
+        if heap:  # then latest is set
+            bound = self.latest - self.lateness  # type: ignore[operator]
+            while heap and heap[0][0] <= bound:
+                yield heapq.heappop(heap)[2]
+
+    def drain(self) -> Iterator:
+        """All items still held, in time order (at the end of the stream)."""
+        while self._heap:
+            yield heapq.heappop(self._heap)[2]
+
+
+def late_message(t: int, order: TimeOrder) -> str:
+    return (f"timestamp {t} is earlier than {order.bound()}: the stream reached {order.latest}"
+            f" and the lateness bound is {order.lateness}")
 
 
 def read_stream(lines: Iterable[str], fmt: str, source: str = "<stream>", *, on_error: str = "fail",
                 errors: list | None = None, lateness: int = 0) -> Iterator[TimedTriple]:
     """Triples of a stream in time order; see the module docstring."""
+    if fmt in EVENT_FORMATS:
+        from .rdf_events import read_events  # imported here: rdf_events imports this module
+
+        return read_events(lines, fmt, source, on_error=on_error, errors=errors, lateness=lateness)
     parse = LINE_PARSERS.get(fmt)
     if parse is None:
-        raise StreamFormatError(f"unknown stream format {fmt!r} (known: {', '.join(sorted(LINE_PARSERS))})")
+        raise StreamFormatError(f"unknown stream format {fmt!r} (known: {', '.join(STREAM_FORMATS)})")
+    return _read_lines(lines, parse, source, error_handler(on_error, errors), TimeOrder(lateness))
 
-    def report(err: RdfstreamError) -> None:
-        if on_error != "skip":
-            raise err
-        if errors is not None:
-            errors.append(err)
 
-    heap: list[tuple[int, int, TimedTriple]] = []
-    latest: int | None = None
+def _read_lines(lines: Iterable[str], parse, source: str, report: Callable[[RdfstreamError], None],
+                order: TimeOrder) -> Iterator[TimedTriple]:
     for lineno, raw in enumerate(lines, start=1):
         text = raw.rstrip("\r\n")
         try:
@@ -147,13 +220,53 @@ def read_stream(lines: Iterable[str], fmt: str, source: str = "<stream>", *, on_
             continue
         if triple is None:
             continue
-        if latest is not None and triple.t < latest - lateness:
-            report(_error(f"timestamp {triple.t} is earlier than {latest - lateness}: the stream reached {latest}"
-                          f" and the lateness bound is {lateness}", source, lineno, 1, text))
+        if not order.offer(triple.t, triple):
+            report(_error(late_message(triple.t, order), source, lineno, 1, text))
             continue
-        latest = triple.t if latest is None else max(latest, triple.t)
-        heapq.heappush(heap, (triple.t, lineno, triple))
-        while heap and heap[0][0] <= latest - lateness:
-            yield heapq.heappop(heap)[2]
-    while heap:
-        yield heapq.heappop(heap)[2]
+        yield from order.ready()
+    yield from order.drain()
+
+
+def format_of(path: str) -> str:
+    """The stream format a file name's extension stands for."""
+    fmt = EXTENSIONS.get(Path(path).suffix.lower())
+    if fmt is None:
+        known = ", ".join(f"{ext} ({name})" for ext, name in EXTENSIONS.items())
+        raise StreamFormatError(f"cannot tell the stream format of {path!r} from its extension (known: {known});"
+                                " give the format")
+    return fmt
+
+
+def read_stream_file(path: str, fmt: str | None = None, *, on_error: str = "fail", errors: list | None = None,
+                     lateness: int = 0) -> Iterator[TimedTriple]:
+    """Triples of the stream file at ``path`` in time order, in any of :data:`STREAM_FORMATS`.
+
+    The format comes from the extension when ``fmt`` is None; ``fmt`` may also be an extension (``nq``, ``tnt``).
+    Errors name the file. The file is opened before this returns, so an unreadable file is a :class:`UsageError`
+    here rather than at the first triple; bad UTF-8 is a StreamFormatError at its line.
+    """
+    fmt = format_of(path) if fmt is None else EXTENSIONS.get(f".{fmt.lower()}", fmt)  # "nq", "tnt", ... too
+    if fmt not in STREAM_FORMATS:
+        raise StreamFormatError(f"unknown stream format {fmt!r} (known: {', '.join(STREAM_FORMATS)})")
+    error_handler(on_error, errors)  # check the arguments now rather than at the first triple
+    try:
+        handle = open(path, "rb")  # closed by the generator it is handed to
+    except OSError as err:
+        raise UsageError(f"cannot read stream file {path}: {err.strerror or err}") from None
+    return _read_file(handle, path, fmt, on_error, errors, lateness)
+
+
+def _read_file(handle: BinaryIO, path: str, fmt: str, on_error: str, errors: list | None,
+               lateness: int) -> Iterator[TimedTriple]:
+    with handle:
+        yield from read_stream(_decoded_lines(handle, path), fmt, path, on_error=on_error, errors=errors,
+                               lateness=lateness)
+
+
+def _decoded_lines(handle: BinaryIO, source: str) -> Iterator[str]:
+    """The file's lines as text; decoded one line at a time so that bad UTF-8 is reported at its own line."""
+    for lineno, raw in enumerate(handle, start=1):
+        try:
+            yield raw.decode("utf-8-sig" if lineno == 1 else "utf-8")  # -sig: drop a byte order mark
+        except UnicodeDecodeError as err:
+            raise StreamFormatError(f"not UTF-8 text: {err.reason}", Span(lineno, err.start + 1, source)) from None
