@@ -218,9 +218,13 @@ class Engine:
         self.runtime = ContinuousEngine(compiled, programs, background, t0)
 
     def push(self, stream: str, triples: Iterable[tuple], t: int) -> None:
-        """Triples (rdflib terms) arriving on ``stream`` at ``t`` (milliseconds), in arrival order."""
+        """Triples (rdflib terms; or one triple) arriving on ``stream`` at ``t`` (milliseconds), in arrival order."""
+        from rdflib.term import Node
+
         from .rdfterms import from_rdflib
 
+        if isinstance(triples, tuple) and len(triples) == 3 and all(isinstance(x, Node) for x in triples):
+            triples = [triples]  # one triple, as RSP4J's push takes it
         rows = [(from_rdflib(p), (from_rdflib(s), from_rdflib(o))) for s, p, o in triples]
         self.push_rows(stream, rows, t)
 

@@ -47,7 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
     query.add_argument("queries", nargs="+", metavar="QUERY", help="C-SPARQL query file(s) ('-' for stdin)")
     query.add_argument("--stream", action="append", default=[], metavar="IRI=FILE",
                        help="stream file for the stream IRI (repeatable; FILE alone when the queries read one"
-                            " stream); format from the extension: .nt .csv .jsonl .nq .trig")
+                            " stream; '-' for stdin); format from the extension: .nt .csv .jsonl .nq .trig")
     query.add_argument("--graph", action="append", default=[], metavar="IRI=FILE",
                        help="static graph that FROM <IRI> may name (repeatable; rdflib reads the file)")
     query.add_argument("--t0", type=int, help="time the windows start from (default: the first timestamp)")
@@ -239,8 +239,6 @@ def cmd_query(args, out: TextIO) -> int:
     from tqdm import tqdm
 
     from .api import Engine
-    from .formats.rdf_streams import read_stream_file
-
     engine = Engine(t0=args.t0, allow_fetch=args.fetch_graphs)
     for spec in args.graph:
         iri, sep, path = spec.partition("=")
@@ -263,9 +261,7 @@ def cmd_query(args, out: TextIO) -> int:
     for handle in engine.queries:
         handle.add_consumer(write)
     errors: list[RdfstreamError] = []
-    sources = [((t.t, i, t.line, iri, t) for t in read_stream_file(path, args.input_format, on_error=args.on_error,
-                                                                   errors=errors, lateness=args.lateness))
-               for i, (iri, path) in enumerate(pairs)]
+    sources = [((t.t, i, t.line, iri, t) for t in _open_stream(path, args, errors)) for i, (iri, path) in enumerate(pairs)]
     disable = {"on": False, "off": True}.get(args.progress)
     bar = tqdm(unit=" triples", unit_scale=True, file=sys.stderr, disable=disable, mininterval=0.5, leave=False)
     current: int | None = None
@@ -285,6 +281,16 @@ def cmd_query(args, out: TextIO) -> int:
     for err in errors:
         print(f"warning: skipped line: {err}", file=sys.stderr)
     return 0
+
+
+def _open_stream(path: str, args, errors: list):
+    """The triples of a stream file, or of standard input for ``-`` (format from -i, default nt)."""
+    from .formats.rdf_streams import read_stream, read_stream_file
+
+    if path == "-":
+        return read_stream(sys.stdin, args.input_format or "nt", "<stdin>", on_error=args.on_error, errors=errors,
+                           lateness=args.lateness)
+    return read_stream_file(path, args.input_format, on_error=args.on_error, errors=errors, lateness=args.lateness)
 
 
 def _flush(engine, batch: dict, t: int | None) -> None:

@@ -302,3 +302,28 @@ def test_queries_and_programs_share_one_engine() -> None:
     assert [(r.t, r.raw_rows) for r in got["a"]] == [(2000, rows)]  # the close at 3000 sees [1000, 3000): empty
     assert [(r.t, r.raw_rows) for r in got["b"]] == [(2000, rows)]
     assert got["lars"][0].t == 500 and {str(x) for x in got["lars"][0].added} == {f"chain(<{EX}1>,<{EX}3>)"}
+
+
+def test_cli_reads_stdin_and_reports_as_data_comes(tmp_path: Path, capsys, monkeypatch) -> None:
+    import io
+
+    query = tmp_path / "q.rq"
+    query.write_text(f"SELECT ?s FROM STREAM <{EX}s> [RANGE 1s TUMBLING] WHERE {{ ?s ?p ?o }}")
+    monkeypatch.setattr("sys.stdin", io.StringIO(f"0 <{EX}a> <{EX}p> <{EX}b> .\n1500 <{EX}c> <{EX}p> <{EX}d> .\n"))
+    assert main(["query", str(query), "--stream", "-"]) == 0
+    out = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    assert [(x["t"], x["results"]["results"]["bindings"][0]["s"]["value"]) for x in out] == [
+        (1000, f"{EX}a"), (2000, f"{EX}c")]
+
+
+def test_api_push_takes_rdflib_terms_and_one_triple() -> None:
+    from rdflib import Literal, URIRef
+
+    engine = Engine(t0=0)
+    h = engine.register_query(f"SELECT ?o FROM STREAM <{EX}s> [RANGE 1s TUMBLING] WHERE {{ ?s ?p ?o }}")
+    engine.push(f"{EX}s", (URIRef(EX + "a"), URIRef(EX + "p"), Literal(7)), 10)
+    engine.push(f"{EX}s", [(URIRef(EX + "a"), URIRef(EX + "p"), Literal("x", lang="en"))], 20)
+    reports = engine.advance_to(1000)
+    assert [r.t for r in reports] == [1000]
+    assert sorted(row["o"] for row in reports[0].rows) == sorted([Literal(7), Literal("x", lang="en")])
+    assert h.name == "q1"
