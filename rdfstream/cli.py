@@ -261,7 +261,8 @@ def cmd_query(args, out: TextIO) -> int:
     for handle in engine.queries:
         handle.add_consumer(write)
     errors: list[RdfstreamError] = []
-    sources = [((t.t, i, t.line, iri, t) for t in _open_stream(path, args, errors)) for i, (iri, path) in enumerate(pairs)]
+    sources = [((t.t, i, t.line, iri, t) for t in _open_stream(path, args, errors))
+               for i, (iri, path) in enumerate(pairs)]
     disable = {"on": False, "off": True}.get(args.progress)
     bar = tqdm(unit=" triples", unit_scale=True, file=sys.stderr, disable=disable, mininterval=0.5, leave=False)
     current: int | None = None
