@@ -9,6 +9,7 @@ import os
 
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from strategies import programs, streams
 
 from rdfstream.engine.session import Engine
@@ -58,3 +59,38 @@ def test_engine_matches_reference(program, data):
 @given(programs(), streams(max_len=16))
 def test_engine_matches_reference_soak(program, data):
     check(program, data)
+
+
+def check_catch_up(program, data, reads):
+    """Evaluating only at some ticks (Engine.catch_up) gives the reference answer at those ticks."""
+    stream, start, end = data
+    expected = {r.t: set(r.holds) for r in evaluate(program, stream, start, end)}
+    engine = Engine(program, start=start)
+    named = stream if stream and all(isinstance(k, str) for k in stream) else {"": stream}
+    times = sorted({t for s in named.values() for t in s})
+    done = start - 1
+    for r in sorted({start + (x % (end - start + 1)) for x in reads}):
+        for t in times:
+            if done < t <= r:
+                for name, atoms in named.items():
+                    if t in atoms:
+                        engine.push(atoms[t], t, stream=name)
+        engine.catch_up(r)
+        done = r
+        assert set(engine.holds()) == expected[r], (
+            f"\nprogram:\n{program}\nstream: {stream}\nstart={start} read at {r} (batchable={engine.batchable})"
+            f"\nengine: {sorted(map(str, engine.holds()))}\nreference: {sorted(map(str, expected[r]))}")
+
+
+@settings(max_examples=int(os.environ.get("RDFSTREAM_EXAMPLES", "300")), **COMMON)
+@given(programs(), streams(), st.lists(st.integers(0, 1000), min_size=1, max_size=6))
+def test_catch_up_matches_reference(program, data, reads):
+    """About one program in ten is batchable (catch_up folds ticks); the others check the fallback."""
+    check_catch_up(program, data, reads)
+
+
+@pytest.mark.soak
+@settings(max_examples=int(os.environ.get("RDFSTREAM_SOAK_EXAMPLES", "10000")), **COMMON)
+@given(programs(), streams(max_len=16), st.lists(st.integers(0, 1000), min_size=1, max_size=8))
+def test_catch_up_matches_reference_soak(program, data, reads):
+    check_catch_up(program, data, reads)

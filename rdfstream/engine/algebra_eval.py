@@ -69,7 +69,7 @@ def _pairs(left: list[Solution], right: list[Solution]):
 
 def _relation(node: A.Relation, relations: Relations, ctx) -> list[Solution]:
     cols = node.columns
-    return [dict(zip(cols, row, strict=True)) for row in relations(node.pred)]
+    return [dict(zip(cols, row)) for row in relations(node.pred)]
 
 
 def _unit(node: A.Unit, relations: Relations, ctx) -> list[Solution]:
@@ -157,7 +157,15 @@ def _group(node: A.Group, relations: Relations, ctx) -> list[Solution]:
 
 def _project(node: A.Project, relations: Relations, ctx) -> list[Solution]:
     keep = node.variables
-    return [{v: mu[v] for v in keep if v in mu} for mu in run(node.inner, relations, ctx)]
+    inner = node.inner
+    if type(inner) is A.Relation:  # the common case: build each solution once, with the kept columns only
+        cols = inner.columns
+        names = tuple(v for v in keep if v in cols)
+        if names == cols:
+            return [dict(zip(names, row)) for row in relations(inner.pred)]
+        picks = tuple(cols.index(v) for v in names)
+        return [dict(zip(names, [row[i] for i in picks])) for row in relations(inner.pred)]
+    return [{v: mu[v] for v in keep if v in mu} for mu in run(inner, relations, ctx)]
 
 
 def _distinct(node: A.Distinct, relations: Relations, ctx) -> list[Solution]:

@@ -70,6 +70,7 @@ class _Query:
 
     def __init__(self, cq: ContinuousQuery, engine: Engine) -> None:
         self.cq = cq
+        self.clock = cq.clock
         self.engine = engine
         self.streams = {w.stream for w in cq.windows}
         self.closes = [cq.t0 + w.size for w in cq.windows] if cq.clock == "time" else []
@@ -153,10 +154,10 @@ class ContinuousEngine:
         for q in self.queries:
             if stream not in q.streams:
                 continue
-            if q.cq.clock == "rows":
+            if q.clock == "rows":
                 if not q.pending or q.pending[-1] != t:
                     q.pending.append(t)
-            elif q.cq.clock == "triples":
+            elif q.clock == "triples":
                 size = q.cq.windows[0].size
                 for row in fresh:
                     q.batch.append(row)
@@ -173,7 +174,7 @@ class ContinuousEngine:
             raise UsageError(f"cannot advance to {t}: time is already at {self.watermark}")
         self._run(t, final=False)
         self.watermark = t
-        if t - 1 >= self.t0:
+        if self.programs and t - 1 >= self.t0:  # LARS programs report every tick; queries their report ticks
             self._tick(t - 1)
         out, self.outputs = self.outputs, []
         return out
@@ -213,7 +214,7 @@ class ContinuousEngine:
 
     def _next(self, q: _Query, bound: int, final: bool) -> int | None:
         """The tick at which ``q`` reads its next report, if that report is due before ``bound``."""
-        clock = q.cq.clock
+        clock = q.clock
         if clock == "time":
             c = q.next_close()
             if not final and c <= bound and not self._may_hold(q, c, bound):
@@ -239,8 +240,11 @@ class ContinuousEngine:
 
     def _tick(self, tick: int) -> None:
         """Bring the shared engine to ``tick`` and tell the LARS programs what changed."""
+        if not self.programs:  # queries read the state at their report ticks only
+            self.engine.catch_up(tick)
+            return
         snaps = self.engine.advance_to(tick)
-        if not self.programs or not snaps:
+        if not snaps:
             return
         for name, preds in self.programs:
             holds = self.holds_by_program[name]
@@ -268,7 +272,7 @@ class ContinuousEngine:
             t, rows, times = q.batches.pop(0)
             engine = q.engine
             engine.push(rows, q.batch_no, f"<{cq.windows[0].stream}>")
-            engine.advance_to(q.batch_no)
+            engine.catch_up(q.batch_no)
             q.batch_no += 1
             ctx = _BatchTimes(times)
         if not any(True for _ in engine.facts(cq.nonempty)):

@@ -241,10 +241,27 @@ class Engine:
                 key = (spec.view, spec.pred)
                 self.history_keep[key] = max(self.history_keep.get(key, 0), min(INF, spec.size + spec.step))
         self.cursors: dict[int, list[int]] = {i: [0] * len(cr.positives) for i, cr in compiled.items()}
+        # Positive programs without [] or @-heads whose answer does not move with the clock: their state at a
+        # tick does not depend on the ticks before it having been evaluated one by one (every grounding's
+        # interval follows from its own time point), so catch_up may fold many ticks into one evaluation.
+        self.batchable = (
+            not self.clock_dependent
+            and not any(cr.volatile for cr in compiled.values())
+            and not any(r.head.time is not None for r in self.program.rules)
+            and not any(spec.op is Op.BOX for spec in self.literals)
+        )
+        # per-tick bookkeeping, computed once: stores that @-heads fill, background facts of derived predicates,
+        # and every annotated map (cleared at the end of a tick when it changed)
+        at_heads = {r.head.atom.pred for r in self.program.rules if r.head.time is not None}
+        self.placed_heads = [(p, st) for p, st in self.placed_store.items() if p in at_heads]
+        self.derived_background = [(p, self.background[p]) for p in self.intensional if p in self.background]
+        self.all_maps = _unique([lit.map for lit in self.literals.values()] + list(self.placed_store.values())
+                                + list(self.now_store.values()))
 
     # ---------------------------------------------------------------- serialisation
 
-    _DERIVED = ("compiled", "strata", "data_subs", "point_subs", "now_subs", "cursors")
+    _DERIVED = ("compiled", "strata", "data_subs", "point_subs", "now_subs", "cursors", "placed_heads",
+                "derived_background", "all_maps", "batchable")
 
     def __getstate__(self) -> dict:
         """The engine's state without its generated code; ``pickle`` round-trips a running engine."""
@@ -421,44 +438,62 @@ class Engine:
 
     # ---------------------------------------------------------------- evaluation
 
-    def _evaluate(self, t: int) -> Snapshot:
+    def catch_up(self, until: int) -> None:
+        """Bring the state to ``until`` evaluating that tick only, when the program allows it (``batchable``);
+        otherwise evaluate every tick as :meth:`ticks` does.  No snapshots: for readers of :meth:`facts`."""
+        if not self.batchable:
+            for _ in self.ticks(until):
+                pass
+            return
+        if self.start is None:
+            self._set_start(until)
+        if self.last is None or until > self.last:
+            self._evaluate(until, catch_up=True)
+        self.current = until if self.current is None else max(self.current, until)
+
+    def _evaluate(self, t: int, catch_up: bool = False) -> Snapshot:
+        """Evaluate tick ``t``.  With ``catch_up``, the ticks since the last evaluated one are folded into this
+        one: their data is ingested at its own time points, their activations applied (see ``batchable``)."""
         self.now = t
         calendar = self.calendar
         calendar.pop_events_through(t)
         calendar.expire_before(t)
         active = False
-        for owner, batch, h in self.activations.pop(t, ()):
-            owner.put_many(batch, h, t)
-            active = True
+        due = sorted(k for k in self.activations if k <= t) if catch_up else [t]
+        for when in due:
+            for owner, batch, h in self.activations.pop(when, ()):
+                if h >= t:
+                    owner.put_many(batch, h, t)
+                    active = True
         extras: set[tuple] = set()
-        batches = self.pending.pop(t, None)
-        if batches is not None:
-            heapq.heappop(self.pending_heap)
-            self._ingest(t, batches, extras)
+        batches = None
+        while self.pending_heap and self.pending_heap[0] <= t and (catch_up or self.pending_heap[0] == t):
+            point = heapq.heappop(self.pending_heap)
+            batches = self.pending.pop(point)
+            self._ingest(point, batches, extras if point == t else set(), t)
         for cursor in self.cursors.values():
             for i in range(len(cursor)):
                 cursor[i] = 0
         for stratum in self.strata:
             self._run_stratum(stratum, t)
-        for pred, store in self.placed_store.items():
+        for pred, store in self.placed_heads:
             for key in store.keyed[(1,)].get((t,), ()):
                 extras.add((pred, key[0]))
                 active = True
-        for pred in self.intensional:
-            for args in self.background.get(pred, ()):
+        for pred, rows in self.derived_background:
+            for args in rows:
                 extras.add((pred, args))
         self.settle = batches is not None or active
         snap = self._snapshot(t, extras)
-        for lit in self.literals.values():
-            lit.map.end_tick()
-        for store in self.placed_store.values():
-            store.end_tick()
-        for store in self.now_store.values():
-            store.end_tick()
+        for m in self.all_maps:
+            if m.delta or m.born or m.died:
+                m.end_tick()
         self.last = t
         return snap
 
-    def _ingest(self, t: int, batches, extras: set) -> None:
+    def _ingest(self, t: int, batches, extras: set, now: int | None = None) -> None:
+        """Feed the atoms that arrived at point ``t`` (evaluating at ``now``, by default ``t``)."""
+        now = t if now is None else now
         per_stream: dict[str, list] = {}
         for stream, rows in batches:
             per_stream.setdefault(stream, []).extend(rows)
@@ -484,12 +519,12 @@ class Engine:
                 view = lit.spec.view
                 if view is ALL or view == stream:
                     for pred, batch in by_pred.items():
-                        lit.on_points([(pred, *args) for args in batch], t, INF, t)
+                        lit.on_points([(pred, *args) for args in batch], t, INF, now)
             for pred, batch in by_pred.items():
                 for lit in data_subs.get(pred, ()):
                     view = lit.spec.view
                     if view is ALL or view == stream:
-                        lit.on_points(batch, t, INF, t)
+                        lit.on_points(batch, t, INF, now)
                 if pred in intensional:
                     extras.update((pred, args) for args in batch)
                 for key in self.history_by_pred.get(pred, ()):
