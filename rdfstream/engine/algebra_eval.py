@@ -69,7 +69,7 @@ def _pairs(left: list[Solution], right: list[Solution]):
 
 def _relation(node: A.Relation, relations: Relations, ctx) -> list[Solution]:
     cols = node.columns
-    return [dict(zip(cols, row)) for row in relations(node.pred)]
+    return [dict(zip(cols, row, strict=False)) for row in relations(node.pred)]
 
 
 def _unit(node: A.Unit, relations: Relations, ctx) -> list[Solution]:
@@ -162,9 +162,9 @@ def _project(node: A.Project, relations: Relations, ctx) -> list[Solution]:
         cols = inner.columns
         names = tuple(v for v in keep if v in cols)
         if names == cols:
-            return [dict(zip(names, row)) for row in relations(inner.pred)]
+            return [dict(zip(names, row, strict=False)) for row in relations(inner.pred)]
         picks = tuple(cols.index(v) for v in names)
-        return [dict(zip(names, [row[i] for i in picks])) for row in relations(inner.pred)]
+        return [dict(zip(names, [row[i] for i in picks], strict=False)) for row in relations(inner.pred)]
     return [{v: mu[v] for v in keep if v in mu} for mu in run(inner, relations, ctx)]
 
 
