@@ -327,3 +327,20 @@ def test_api_push_takes_rdflib_terms_and_one_triple() -> None:
     assert [r.t for r in reports] == [1000]
     assert sorted(row["o"] for row in reports[0].rows) == sorted([Literal(7), Literal("x", lang="en")])
     assert h.name == "q1"
+
+
+def test_state_stays_bounded_on_a_long_stream() -> None:
+    """Triples older than every window are dropped: the state after 3,000 s equals the state after 300 s."""
+    p = f"<{EX}p>"
+    engine = Engine(t0=0)
+    engine.register_query(f"SELECT ?x ?z FROM STREAM <{EX}s> [RANGE 5s STEP 1s] WHERE {{ ?x {p} ?y . ?y {p} ?z }}")
+    engine.register_query(f"SELECT ?x FROM STREAM <{EX}s> [ROWS 20] WHERE {{ ?x {p} ?y }}")
+    sizes = {}
+    for sec in range(3000):
+        rows = [(p, (f"<{EX}n{sec}_{i}>", f"<{EX}n{sec}_{i + 1}>")) for i in range(10)]
+        engine.push_rows(f"{EX}s", rows, sec * 1000 + 17)
+        engine.advance_to(sec * 1000 + 1000)
+        if sec in (299, 2999):
+            inner = engine.runtime.engine
+            sizes[sec] = (sum(inner.state_size().values()), len(inner.pending), len(engine.runtime.seen))
+    assert sizes[2999] == sizes[299]
