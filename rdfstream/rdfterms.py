@@ -15,6 +15,7 @@ in the engine behave like RDF term equality in SPARQL basic graph patterns (``"0
 from __future__ import annotations
 
 import re
+from sys import intern
 from decimal import Decimal, InvalidOperation
 
 from .terms import Const, format_decimal, string, string_value
@@ -31,9 +32,9 @@ def from_rdflib(term) -> Const:
     from rdflib.term import BNode, Literal, URIRef
 
     if isinstance(term, URIRef):
-        return f"<{term}>"
+        return intern(f"<{term}>")
     if isinstance(term, BNode):
-        return f"_:{term}"
+        return intern(f"_:{term}")
     if isinstance(term, Literal):
         datatype = str(term.datatype) if term.datatype is not None else None
         return literal_const(str(term), term.language, datatype)

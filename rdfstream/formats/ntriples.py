@@ -10,6 +10,7 @@ case letters (tests/test_ntriples.py checks both against rdflib's parser).
 from __future__ import annotations
 
 import re
+from sys import intern
 
 from ..errors import ParseError, Span
 from ..rdfterms import XSD, literal_const, numeric_value
@@ -50,9 +51,9 @@ def parse_term(text: str, pos: int = 0) -> tuple[Const, int] | None:
         return None
     iri, bnode, lex, lang, datatype = m.groups()
     if iri is not None:
-        return f"<{_unescape(iri)}>", m.end()
+        return intern(f"<{_unescape(iri)}>"), m.end()  # one object per IRI: windows repeat them
     if bnode is not None:
-        return f"_:{bnode}", m.end()
+        return intern(f"_:{bnode}"), m.end()
     if lex is None:
         return None
     value = _unescape(lex)
