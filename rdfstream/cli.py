@@ -67,6 +67,12 @@ def build_parser() -> argparse.ArgumentParser:
     query.add_argument("--progress", choices=["auto", "on", "off"], default="auto",
                        help="progress bar on stderr (auto: when stderr is a terminal)")
 
+    lubm = sub.add_parser("lubm", help="the LUBM benchmark: data generator (UBA 1.7)")
+    lubm_sub = lubm.add_subparsers(dest="lubm_command", required=True, parser_class=_Parser)
+    from .lubm.generator import add_arguments
+
+    add_arguments(lubm_sub.add_parser("generate", help="generate LUBM data, one file per department"))
+
     explain = sub.add_parser("explain", help="print the compiled program or query: rules, strata, plans")
     explain.add_argument("program", help="a LARS program or a C-SPARQL query (.rq)")
     explain.add_argument("--dialect", default="native")
@@ -332,7 +338,20 @@ def _report_writer(args, out: TextIO):
     return write
 
 
-COMMANDS = {"run": cmd_run, "explain": cmd_explain, "query": cmd_query}
+def cmd_lubm(args, out: TextIO) -> int:
+    from .lubm.generator import write
+
+    if args.univ < 1 or args.index < 0:
+        raise UsageError("--univ must be at least 1 and --index at least 0")
+    try:
+        paths = write(args.univ, args.index, args.seed, args.format, args.output, args.onto, args.base)
+    except OSError as err:
+        raise UsageError(f"cannot write to {args.output}: {err.strerror or err}") from None
+    print(f"wrote {len(paths)} department files to {args.output}", file=sys.stderr)
+    return 0
+
+
+COMMANDS = {"run": cmd_run, "explain": cmd_explain, "query": cmd_query, "lubm": cmd_lubm}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -340,7 +359,7 @@ def main(argv: list[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
         with ExitStack() as stack:
             out = sys.stdout
-            if getattr(args, "output", "-") != "-" and not os.path.isdir(args.output):
+            if args.command in ("run", "query") and args.output != "-" and not os.path.isdir(args.output):
                 try:
                     out = stack.enter_context(open(args.output, "w", encoding="utf-8"))
                 except OSError as err:
