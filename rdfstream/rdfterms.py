@@ -15,8 +15,8 @@ in the engine behave like RDF term equality in SPARQL basic graph patterns (``"0
 from __future__ import annotations
 
 import re
-from sys import intern
 from decimal import Decimal, InvalidOperation
+from sys import intern
 
 from .terms import Const, format_decimal, string, string_value
 
