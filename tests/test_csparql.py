@@ -344,3 +344,22 @@ def test_state_stays_bounded_on_a_long_stream() -> None:
             inner = engine.runtime.engine
             sizes[sec] = (sum(inner.state_size().values()), len(inner.pending), len(engine.runtime.seen))
     assert sizes[2999] == sizes[299]
+
+
+@pytest.mark.parametrize("text", [
+    f"REGISTER QUERY q AS PREFIX ex: <{EX}> SELECT ?s ?o FROM STREAM <{EX}s> [RANGE 10s STEP 1s] WHERE {{ ?s ex:p ?o }}",
+    f"SELECT * FROM <{EX}g> FROM STREAM <{EX}s> [ROWS 5] FROM STREAM <{EX}t> [ROWS 2]"
+    f" WHERE {{ ?s ?p ?o . OPTIONAL {{ ?o <{EX}q> ?z }} }}",
+    f"SELECT ?x FROM STREAM <{EX}s> [RANGE TRIPLES 7] WHERE {{ ?x a <{EX}C> ; <{EX}v> 3.5 . _:b <{EX}r> ?x }}",
+    f"PREFIX f: <http://larkc.eu/csparql/sparql/jena/ext#> SELECT ?s (MAX(f:timestamp(?s, <{EX}p>, ?o)) AS ?t)"
+    f" FROM STREAM <{EX}s> [RANGE 5m TUMBLING] FROM NAMED STREAM <{EX}n> [RANGE 1h STEP 30m]"
+    f" WHERE {{ {{ ?s <{EX}p> ?o }} UNION {{ GRAPH ?g {{ ?s ?p ?o }} }} }} GROUP BY ?s",
+])
+def test_compiled_rules_print_as_native_lars(text: str) -> None:
+    """The rules a query compiles to print as native LARS that parses back to the same IR (what explain shows
+    is what runs)."""
+    from rdfstream.frontends.csparql.compile import compile_query
+    from rdfstream.frontends.registry import parse_program
+
+    program = compile_query(text, t0=1234).program
+    assert parse_program(str(program)) == program
