@@ -347,7 +347,8 @@ def test_state_stays_bounded_on_a_long_stream() -> None:
 
 
 @pytest.mark.parametrize("text", [
-    f"REGISTER QUERY q AS PREFIX ex: <{EX}> SELECT ?s ?o FROM STREAM <{EX}s> [RANGE 10s STEP 1s] WHERE {{ ?s ex:p ?o }}",
+    f"REGISTER QUERY q AS PREFIX ex: <{EX}> SELECT ?s ?o FROM STREAM <{EX}s> [RANGE 10s STEP 1s]"
+    f" WHERE {{ ?s ex:p ?o }}",
     f"SELECT * FROM <{EX}g> FROM STREAM <{EX}s> [ROWS 5] FROM STREAM <{EX}t> [ROWS 2]"
     f" WHERE {{ ?s ?p ?o . OPTIONAL {{ ?o <{EX}q> ?z }} }}",
     f"SELECT ?x FROM STREAM <{EX}s> [RANGE TRIPLES 7] WHERE {{ ?x a <{EX}C> ; <{EX}v> 3.5 . _:b <{EX}r> ?x }}",
