@@ -151,11 +151,11 @@ class Engine:
             raise UsageError(f"unknown report policy {report!r} (rstream, istream or dstream)")
         default = f"q{len(self.queries) + 1}"
         compiled = compile_query(text, source=source, t0=self.t0 or 0, default_name=default, policy=report)
+        if compiled.name in {h.name for h in self.queries + self.programs}:
+            raise UsageError(f"a query or program named {compiled.name} is already registered")
         taken = {h.base for h in self.queries}
         base = base_name(compiled.name)
-        if base in taken or any(h.name == compiled.name for h in self.queries):
-            if any(h.name == compiled.name for h in self.queries):
-                raise UsageError(f"a query named {compiled.name} is already registered")
+        if base in taken:  # two names that sanitise alike ("a-b", "a_b"): their predicates must differ
             i = 2
             while f"{base}{i}" in taken:
                 i += 1
@@ -190,7 +190,10 @@ class Engine:
         target = stream if stream is not None else (next(iter(self.streams)) if len(self.streams) == 1 else None)
         if target is not None:
             program = rename_default_stream(program, _plain(target))
-        handle = ProgramHandle(name or f"program{len(self.programs) + 1}", program)
+        name = name or f"program{len(self.programs) + 1}"
+        if name in {h.name for h in self.queries + self.programs}:
+            raise UsageError(f"a query or program named {name} is already registered")
+        handle = ProgramHandle(name, program)
         self.programs.append(handle)
         return handle
 

@@ -426,8 +426,7 @@ def _compile(text: str, source: str | None, t0: int, base: str | None, default_n
     nonempty = compiler.nonempty_rule()
     timestamps = compiler.timestamp_rule() if compiler.uses_timestamp else None
     answer = compiler.answer_rule(tree, variables) if form == "select" else None
-    is_stream = env.kind != "QUERY"
-    if is_stream and form != "construct" and env.kind == "STREAM":
+    if env.kind == "STREAM" and form != "construct":
         raise UnsupportedError("REGISTER STREAM needs a CONSTRUCT query (its triples form the stream)", src.span(0))
     prefixes = _declared_prefixes(env.sparql)
     program = Program(tuple(compiler.rules), (), prefixes)
