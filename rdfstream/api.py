@@ -292,7 +292,7 @@ def explain_query(cq: ContinuousQuery, format_program) -> str:
     lines.append("")
     lines.append(format_program(cq.program).rstrip("\n"))
     lines.append("")
-    lines.append(f"% report when {cq.nonempty} holds (some window holds a triple), with:")
+    lines.append("% report when some window holds a triple, with:")
     lines.append(f"%   {cq.algebra}")
     if cq.answer is not None:
         lines.append(f"% the answers are the facts of {cq.answer}"

@@ -4,7 +4,8 @@ Reporting follows ../shared/SEMANTICS.md §2 and docs/semantics-notes.md ("C-SPA
 
 * a query with time windows reports at the union of its windows' closes ``c = t0 + α + kβ``; the rules read
   each window's latest close (``[α−1 step β start t0+α−1]``), so the answer is read from the engine at tick
-  ``c − 1`` and reported with timestamp ``c`` when some window holds a triple (``q__nonempty``);
+  ``c − 1`` and reported with timestamp ``c`` when some window holds a triple (told by the timestamps each
+  stream brought, kept for as long as a window can reach back to them);
 * a query with ``[ROWS n]`` windows reports at every timestamp at which one of its streams brings data;
 * a query with ``[RANGE TRIPLES n]`` runs on an engine of its own whose clock counts batches: batch ``k``
   is pushed at tick ``k`` and reported with the timestamp of its n-th triple;
@@ -17,6 +18,7 @@ the query, where other queries read it (C-SPARQL's composability).
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
@@ -130,6 +132,9 @@ class ContinuousEngine:
         self.watermark = t0
         self.last_data: dict[str, int] = {}
         self.seen: dict[str, tuple[int, set]] = {}
+        self.times: dict[str, list[int]] = {}  # per stream, the timestamps that brought data (recent ones)
+        # how far back of the watermark a report can look: a window's content is that of its latest close
+        self.reach = max((w.size + w.step for q in queries for w in q.windows if w.kind == "time"), default=0)
         self.holds_by_program: dict[str, set] = {name: set() for name, _ in self.programs}
         self.outputs: list[Output] = []
 
@@ -150,6 +155,11 @@ class ContinuousEngine:
             return
         seen.update(fresh)
         self.engine.push(fresh, t, f"<{stream}>")
+        times = self.times.setdefault(stream, [])
+        if not times or times[-1] != t:
+            times.append(t)
+            if len(times) > 1024 and times[0] < self.watermark - self.reach:  # drop what no window can see
+                del times[:bisect_left(times, self.watermark - self.reach)]
         self.last_data[stream] = max(t, self.last_data.get(stream, t))
         for q in self.queries:
             if stream not in q.streams:
@@ -198,6 +208,21 @@ class ContinuousEngine:
             k = max(0, (last + w.size - q.cq.t0 - w.size) // w.step + 1)
             end = max(end, q.cq.t0 + w.size + k * w.step - 1)
         return end
+
+    def _nonempty(self, q: _Query, c: int) -> bool:
+        """Whether some window of ``q`` holds a triple at report time ``c`` (``_report`` has moved the
+        windows that closed at ``c`` on to their next close)."""
+        if q.clock != "time":
+            return True  # a RANGE TRIPLES batch, or a ROWS window of a stream that brought data
+        for i, w in enumerate(q.cq.windows):
+            latest = q.closes[i] - w.step  # the latest close <= c
+            if latest < q.cq.t0 + w.size:
+                continue
+            times = self.times.get(w.stream, ())
+            k = bisect_left(times, latest - w.size)
+            if k < len(times) and times[k] < latest:
+                return True
+        return False
 
     def _may_hold(self, q: _Query, c: int, bound: int) -> bool:
         """Whether some window of ``q`` may hold data at a report time in ``[c, bound]``.
@@ -275,7 +300,7 @@ class ContinuousEngine:
             engine.catch_up(q.batch_no)
             q.batch_no += 1
             ctx = _BatchTimes(times)
-        if not any(True for _ in engine.facts(cq.nonempty)):
+        if not self._nonempty(q, t):
             return
         if ctx is None and cq.timestamps is not None:
             ctx = _Timestamps(engine.facts(cq.timestamps))

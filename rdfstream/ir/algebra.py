@@ -220,7 +220,6 @@ class ContinuousQuery:
     is_stream: bool = False  # REGISTER STREAM: reports feed a stream named after the query
     policy: str = "rstream"  # rstream | istream | dstream
     t0: int = 0
-    nonempty: str = ""  # 0-ary predicate that holds when some window of the query holds a triple
     timestamps: str | None = None  # 4-ary predicate (s, p, o, τ) of the triples in the windows, for f:timestamp
     answer: str | None = None  # a predicate whose facts are the answers, when the whole query is rules
     prefixes: tuple[tuple[str, str], ...] = field(default=())

@@ -11,8 +11,8 @@ For a query named ``q`` (its predicates are prefixed with ``base``, by default t
 * each basic graph pattern becomes one rule ``q__bK(vars) :- pattern atoms`` whose facts are the pattern's
   solutions; with one window and no static graph, its atoms read the window directly, otherwise they read
   one union predicate per triple predicate;
-* ``q__nonempty`` holds when some window holds a triple (C-SPARQL reports only then), ``q__ts`` gives the
-  timestamps that ``f:timestamp`` needs;
+* ``q__ts`` gives the timestamps that ``f:timestamp`` needs (whether a window holds a triple at all, which
+  decides whether C-SPARQL reports, the runtime reads from the streams' timestamps);
 * the SPARQL operators above the patterns become :mod:`rdfstream.ir.algebra` nodes.
 """
 
@@ -287,13 +287,6 @@ class _Compiler:
 
     # ---------------------------------------------------------------- bookkeeping rules
 
-    def nonempty_rule(self) -> str:
-        pred = f"{self.base}__nonempty"
-        s, p, o = Var("S"), Var("P"), Var("O")
-        for w in self.windows:
-            self.rules.append(Rule(Head(Atom(pred)), (self.window_atom(w, Atom(p, (s, o))),)))
-        return pred
-
     def timestamp_rule(self) -> str:
         pred = f"{self.base}__ts"
         s, p, o, t = Var("S"), Var("P"), Var("O"), Var("T")
@@ -423,7 +416,6 @@ def _compile(text: str, source: str | None, t0: int, base: str | None, default_n
     tree = compiler.node(algebra.p)
     variables = tuple(str(v) for v in algebra.PV) if form == "select" else ()
     template = _template(algebra.template, compiler.names) if form == "construct" else None
-    nonempty = compiler.nonempty_rule()
     timestamps = compiler.timestamp_rule() if compiler.uses_timestamp else None
     answer = compiler.answer_rule(tree, variables) if form == "select" else None
     if env.kind == "STREAM" and form != "construct":
@@ -434,6 +426,6 @@ def _compile(text: str, source: str | None, t0: int, base: str | None, default_n
         name=name, form=form, windows=tuple(windows), graphs=tuple(graphs), program=program,
         named_graphs=tuple(named_graphs), algebra=tree, variables=variables, template=template,
         is_stream=env.kind == "STREAM",
-        policy=policy or _POLICIES[env.kind], t0=t0, nonempty=nonempty, timestamps=timestamps, answer=answer,
+        policy=policy or _POLICIES[env.kind], t0=t0, timestamps=timestamps, answer=answer,
         prefixes=prefixes,
     )
