@@ -31,8 +31,14 @@ class Var:
 
 Term = Var | Const
 
-NAME_RE = re.compile(r"[a-z][A-Za-z0-9_]*\Z")
-VAR_RE = re.compile(r"[A-Z_][A-Za-z0-9_]*\Z")
+#: Lexical forms shared by the front ends and the stream readers (patterns, then whole-string matchers).
+NAME_PATTERN = r"[a-z][A-Za-z0-9_]*"  # a LARS name (a constant or a predicate)
+VAR_PATTERN = r"[A-Z_][A-Za-z0-9_]*"  # a LARS variable
+ABSOLUTE_IRI_PATTERN = r'[A-Za-z][A-Za-z0-9+.\-]*:[^<>"{}|^`\\\x00-\x20]+'  # scheme ":" then IRI characters
+
+NAME_RE = re.compile(NAME_PATTERN + r"\Z")
+VAR_RE = re.compile(VAR_PATTERN + r"\Z")
+ABSOLUTE_IRI_RE = re.compile(ABSOLUTE_IRI_PATTERN + r"\Z")
 
 _ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 _UNESCAPES = {v: k for k, v in _ESCAPES.items()}

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from ..errors import ParseError, RdfstreamError, Span, StreamFormatError, UsageError
-from ..terms import Const, string
+from ..terms import ABSOLUTE_IRI_RE, Const, string
 from .ntriples import parse_term, parse_triple
 
 
@@ -44,7 +44,6 @@ class TimedTriple:
 
 
 _TIME = re.compile(r"[ \t]*(-?[0-9]+)(?=[ \t])")
-_IRI_LIKE = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:[^\s<>\"]+\Z")
 _INT = re.compile(r"-?(0|[1-9][0-9]*)\Z")
 _DEC = re.compile(r"-?[0-9]+\.[0-9]+\Z")
 
@@ -71,7 +70,7 @@ def bare_term(value, source: str, line: int, col: int, text: str) -> Const:
         return int(field)
     if _DEC.match(field):
         return Decimal(field)
-    if _IRI_LIKE.match(field):
+    if ABSOLUTE_IRI_RE.match(field):
         return f"<{field}>"
     return string(field)
 

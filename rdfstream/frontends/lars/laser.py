@@ -40,8 +40,8 @@ from ...ir.nodes import (
     TimeWindow,
     TupleWindow,
 )
+from ...terms import ABSOLUTE_IRI_RE, NAME_PATTERN, VAR_PATTERN, Const
 from ...terms import NAME_RE as _TERMS_NAME_RE
-from ...terms import Const
 from .common import (
     FastAtoms,
     FreshVars,
@@ -60,13 +60,12 @@ from .common import (
     walk_vars,
 )
 
-NAME_RE = r"[a-z][A-Za-z0-9_]*"
-VAR_RE = r"[A-Z_][A-Za-z0-9_]*"
+NAME_RE = NAME_PATTERN
+VAR_RE = VAR_PATTERN
 NUMBER_RE = r"[+-]?\d+(?:\.\d+)?"
 QUOTED_RE = r"'[^'\n]*'"
 RESERVED = ("not", "and", "or", "diamond", "box", "time_win", "tuple_win", "predicate_win")
 _PRED_NAME_RE = rf"(?!(?:{'|'.join(RESERVED)})\b){NAME_RE}"
-_ABSOLUTE_IRI = re.compile(r'[A-Za-z][A-Za-z0-9+.\-]*:[^<>"{}|^`\\\x00-\x20]*\Z')
 _COMMENT_LINE = re.compile(r"\s*(?:%|#|//|\Z)")
 
 
@@ -231,7 +230,7 @@ class _Builder(TermBuilder):
 
     def quoted(self, tok: TokQuoted) -> str:
         text = tok.text
-        if _ABSOLUTE_IRI.match(text):
+        if ABSOLUTE_IRI_RE.match(text):
             return f"<{text}>"
         if re.fullmatch(_TERMS_NAME_RE.pattern, text):
             return text
@@ -350,7 +349,7 @@ _NAME_FULL = re.compile(NAME_RE + r"\Z")
 
 def _fast_quoted(text: str) -> str:
     inner = text[1:-1]
-    if _ABSOLUTE_IRI.match(inner):
+    if ABSOLUTE_IRI_RE.match(inner):
         return f"<{inner}>"
     if _NAME_FULL.match(inner):
         return inner

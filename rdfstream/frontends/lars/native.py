@@ -36,7 +36,7 @@ from ...ir.nodes import (
     TimeWindow,
     TupleWindow,
 )
-from ...terms import Const, Var
+from ...terms import NAME_PATTERN, VAR_PATTERN, Const, Var
 from .common import (
     FastAtoms,
     FreshVars,
@@ -64,8 +64,8 @@ from .common import (
 # --------------------------------------------------------------------------------------------------------------
 # lexical forms
 
-NAME_RE = r"[a-z][A-Za-z0-9_]*"
-VAR_RE = r"[A-Z_][A-Za-z0-9_]*"
+NAME_RE = NAME_PATTERN
+VAR_RE = VAR_PATTERN
 IRI_RE = r'<[^<>"{}|^`\\\x00-\x20]+>'
 PN_PREFIX_RE = r"(?:[A-Za-z][A-Za-z0-9_\-]*)?"
 PN_LOCAL_RE = r"[A-Za-z0-9_][A-Za-z0-9_\-]*"
