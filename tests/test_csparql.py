@@ -364,3 +364,18 @@ def test_compiled_rules_print_as_native_lars(text: str) -> None:
 
     program = compile_query(text, t0=1234).program
     assert parse_program(str(program)) == program
+
+
+def test_istream_tells_integer_zero_from_decimal_zero() -> None:
+    """AVG of 1 and -1 is the decimal 0; AVG of nothing is the integer 0: different terms, so DStream reports
+    the first when the second replaces it (found by the rdflib oracle on a fresh hypothesis database)."""
+    v = f"<{EX}v>"
+    engine = Engine(t0=0)
+    h = engine.register_query(f"SELECT (AVG(?x) AS ?a) FROM STREAM <{EX}s> [RANGE 1s TUMBLING] WHERE {{ ?s {v} ?x }}",
+                              report="dstream")
+    got = []
+    h.add_consumer(lambda r: got.append((r.t, [(type(row["a"]).__name__, row["a"]) for row in r.raw_rows])))
+    engine.push_rows(f"{EX}s", [(v, (f"<{EX}a>", 1)), (v, (f"<{EX}b>", -1))], 0)
+    engine.push_rows(f"{EX}s", [(f"<{EX}other>", (f"<{EX}a>", 1))], 1000)
+    engine.close()
+    assert got == [(1000, []), (2000, [("Decimal", 0)])]
