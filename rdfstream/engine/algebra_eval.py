@@ -214,7 +214,7 @@ _EVAL: dict[type, Callable] = {
 def construct(template: A.Template, solutions: list[Solution], tag: str) -> list[tuple]:
     """The triples of a CONSTRUCT template over ``solutions``; blank nodes are fresh per solution (``tag``
     makes them unique per report).  Triples with an unbound variable or an ill-formed position are left out."""
-    out: dict[tuple, None] = {}
+    out: dict[tuple, tuple] = {}
     for i, mu in enumerate(solutions):
         for pattern in template.triples:
             triple = []
@@ -229,5 +229,5 @@ def construct(template: A.Template, solutions: list[Solution], tag: str) -> list
                 continue
             if not (type(s) is str and s[:1] in "<_") or not (type(p) is str and p.startswith("<")):
                 continue
-            out[(s, p, o)] = None
-    return list(out)
+            out.setdefault((s, p, type(o), o), (s, p, o))  # the integer 0 and the decimal 0.0 differ
+    return list(out.values())

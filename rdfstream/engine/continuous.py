@@ -325,8 +325,10 @@ class ContinuousEngine:
         if policy == "rstream":
             return items
 
-        def key(item):
-            return frozenset(item.items()) if type(item) is dict else item
+        def key(item):  # RDF term equality: the integer 0 and the decimal 0.0 differ
+            if type(item) is dict:
+                return frozenset((k, type(v), v) for k, v in item.items())
+            return tuple((type(x), x) for x in item)
 
         current = Counter(map(key, items))
         previous, previous_items = q.previous, q.previous_items
