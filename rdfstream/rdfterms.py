@@ -98,3 +98,26 @@ def to_rdflib(const: Const):
             return Literal(lex, datatype=URIRef(datatype))
         return Literal(lex)
     return Literal(const)
+
+
+# ---------------------------------------------------------------- calendar arithmetic for xsd:date / xsd:dateTime
+
+
+def days_in_month(year: int, month: int) -> int:
+    if month == 2:
+        return 29 if year % 4 == 0 and (year % 100 != 0 or year % 400 == 0) else 28
+    return 30 if month in (4, 6, 9, 11) else 31
+
+
+def days_from_civil(year: int, month: int, day: int) -> int:
+    """Days from 1970-01-01 in the proleptic Gregorian calendar, astronomical years (XSD 1.1: 0000 is 1 BCE).
+
+    Counted in 400-year eras that start on March 1st so that the leap day is the last day of a year; Python's
+    floor division keeps this right for negative years, where datetime cannot go.
+    """
+    year -= month <= 2
+    era = year // 400
+    year_of_era = year - era * 400
+    day_of_year = (153 * (month + (-3 if month > 2 else 9)) + 2) // 5 + day - 1
+    day_of_era = year_of_era * 365 + year_of_era // 4 - year_of_era // 100 + day_of_year
+    return era * 146_097 + day_of_era - 719_468

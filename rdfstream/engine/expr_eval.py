@@ -19,7 +19,6 @@ Choices where SPARQL leaves room (XPath "implementation-defined" or operator ext
 
 from __future__ import annotations
 
-import calendar
 import hashlib
 import math
 import re
@@ -45,7 +44,7 @@ from ..ir.expr import (
     Value,
     VarRef,
 )
-from ..rdfterms import literal_const
+from ..rdfterms import days_from_civil, days_in_month, literal_const
 from ..terms import Const, format_decimal, string, string_value
 
 Binding = Mapping[str, Const]
@@ -225,23 +224,6 @@ def make_number(rank: int, value: int | Decimal | float) -> Const:
     return literal_const(_float_lex(value), None, _RANK_TYPE[rank])  # type: ignore[arg-type]
 
 
-def _days(year: int, month: int, day: int) -> int:
-    """Days since 1970-01-01 of a proleptic Gregorian date, for any year (Hinnant's days_from_civil)."""
-    year -= month <= 2
-    era = year // 400
-    yoe = year - era * 400
-    doy = (153 * (month + (-3 if month > 2 else 9)) + 2) // 5 + day - 1
-    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
-    return era * 146097 + doe - 719468
-
-
-def _days_in_month(year: int, month: int) -> int:
-    if month == 2:
-        leap = year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
-        return 29 if leap else 28
-    return calendar.mdays[month]
-
-
 def _tz_minutes(tz: str | None) -> int | None:
     if not tz:
         return None
@@ -265,7 +247,8 @@ class DateTime(NamedTuple):
 
     def instant(self) -> Decimal:
         """Seconds since the epoch; without a timezone, UTC (the implicit timezone)."""
-        minutes = (_days(self.year, self.month, self.day) * 24 + self.hour) * 60 + self.minute - (self.tz or 0)
+        hours = days_from_civil(self.year, self.month, self.day) * 24 + self.hour
+        minutes = hours * 60 + self.minute - (self.tz or 0)
         return minutes * 60 + self.second
 
 
@@ -283,7 +266,7 @@ def _parse_datetime(lex: str, with_time: bool) -> DateTime | None:
         offset = _tz_minutes(tz)
     except ValueError:
         return None
-    if not 1 <= month <= 12 or not 1 <= day <= _days_in_month(year, month):
+    if not 1 <= month <= 12 or not 1 <= day <= days_in_month(year, month):
         return None
     if hour == 24 and minute == 0 and second == 0:  # 24:00:00 is the first instant of the next day
         return _shift_midnight(year, month, day, offset, tz or "")
@@ -294,7 +277,7 @@ def _parse_datetime(lex: str, with_time: bool) -> DateTime | None:
 
 def _shift_midnight(year: int, month: int, day: int, offset: int | None, tz: str) -> DateTime:
     day += 1
-    if day > _days_in_month(year, month):
+    if day > days_in_month(year, month):
         day, month = 1, month + 1
         if month > 12:
             month, year = 1, year + 1

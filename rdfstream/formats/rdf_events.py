@@ -40,7 +40,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 
 from ..errors import ParseError, RdfstreamError, Span, StreamFormatError
-from ..rdfterms import XSD
+from ..rdfterms import XSD, days_from_civil, days_in_month
 from ..terms import Const, format_term
 from .ntriples import parse_literal, parse_quad, parse_term
 from .rdf_streams import TimedTriple, TimeOrder, error_handler, late_message
@@ -99,7 +99,7 @@ def _date_time_millis(lex: str, zone_required: bool = False) -> int | None:
     fraction, zone = m.group(7) or "", m.group(8)
     if zone is None and zone_required:
         return None
-    if not (1 <= month <= 12 and 1 <= day <= _days_in_month(year, month) and minute <= 59 and second <= 59):
+    if not (1 <= month <= 12 and 1 <= day <= days_in_month(year, month) and minute <= 59 and second <= 59):
         return None
     if hour > 24 or (hour == 24 and (minute or second or fraction.strip("0"))):
         return None  # 24:00:00 is the end of the day, i.e. the next midnight; nothing later
@@ -110,28 +110,8 @@ def _date_time_millis(lex: str, zone_required: bool = False) -> int | None:
             return None
         offset = (zh * 60 + zm) * (1 if zone[0] == "+" else -1)
     millis = int((fraction + "000")[:3])
-    return (_days_from_civil(year, month, day) * _MS_PER_DAY + ((hour * 60 + minute - offset) * 60 + second) * 1000
+    return (days_from_civil(year, month, day) * _MS_PER_DAY + ((hour * 60 + minute - offset) * 60 + second) * 1000
             + millis)
-
-
-def _days_in_month(year: int, month: int) -> int:
-    if month == 2:
-        return 29 if year % 4 == 0 and (year % 100 != 0 or year % 400 == 0) else 28
-    return 30 if month in (4, 6, 9, 11) else 31
-
-
-def _days_from_civil(year: int, month: int, day: int) -> int:
-    """Days from 1970-01-01 in the proleptic Gregorian calendar, astronomical years (XSD 1.1: 0000 is 1 BCE).
-
-    Counted in 400-year eras that start on March 1st so that the leap day is the last day of a year; Python's
-    floor division keeps this right for negative years, where datetime cannot go.
-    """
-    year -= month <= 2
-    era = year // 400
-    year_of_era = year - era * 400
-    day_of_year = (153 * (month + (-3 if month > 2 else 9)) + 2) // 5 + day - 1
-    day_of_era = year_of_era * 365 + year_of_era // 4 - year_of_era // 100 + day_of_year
-    return era * 146_097 + day_of_era - 719_468
 
 
 # -- N-Quads ---------------------------------------------------------------------------------------------------
