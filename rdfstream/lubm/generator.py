@@ -225,31 +225,28 @@ def _department(rng: JavaRandom, u: int, d: int, ns: str) -> Department:
         cls = _PROFESSOR_CLASSES[rng.range(0, 2)]
         return f"<{dept_iri}/{cls}{rng.nextInt(sizes[cls])}>"
 
-    # 5. undergraduate students
-    c_ug = ub("UndergraduateStudent")
-    for j in range(n_ug):
-        local = f"UndergraduateStudent{j}"
+    def student(cls: str, j: int) -> str:
+        """A student's first five triples (the same for both kinds); its IRI."""
+        local = f"{cls}{j}"
         s = f"<{dept_iri}/{local}>"
-        add((s, t_type, c_ug))
+        add((s, t_type, ub(cls)))
         add((s, p_name, f'"{local}"'))
         add((s, p_member, dept))
         add((s, p_email, f'"{local}{mail_domain}"'))
         add((s, p_phone, '"xxx-xxx-xxxx"'))
+        return s
+
+    # 5. undergraduate students
+    for j in range(n_ug):
+        s = student("UndergraduateStudent", j)
         for k in rng.sample(rng.range(2, 4), 0, len(under_courses) - 1):
             add((s, p_takes, f"<{dept_iri}/Course{under_courses[k]}>"))
         if rng.nextInt(5) == 0:
             add((s, p_advisor, advisor()))
 
     # 6. graduate students
-    c_grad = ub("GraduateStudent")
     for j in range(n_grad):
-        local = f"GraduateStudent{j}"
-        s = f"<{dept_iri}/{local}>"
-        add((s, t_type, c_grad))
-        add((s, p_name, f'"{local}"'))
-        add((s, p_member, dept))
-        add((s, p_email, f'"{local}{mail_domain}"'))
-        add((s, p_phone, '"xxx-xxx-xxxx"'))
+        s = student("GraduateStudent", j)
         for k in rng.sample(rng.range(1, 3), 0, len(grad_courses) - 1):
             add((s, p_takes, f"<{dept_iri}/GraduateCourse{grad_courses[k]}>"))
         o = university(rng.range(0, _UNIV_NUM - 1))
