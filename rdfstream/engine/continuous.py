@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, replace
 from ..atoms import Atom
 from ..errors import EvaluationError, UnsupportedError, UsageError
 from ..ir.algebra import ContinuousQuery
-from ..ir.nodes import DEFAULT_STREAM, ExtAtom, Program, Rule, TimeWindow, TupleWindow
+from ..ir.nodes import DEFAULT_STREAM, ExtAtom, Program, Rule
 from ..ir.windows import INF
 from .algebra_eval import construct, run
 from .session import Engine
@@ -205,7 +205,7 @@ class ContinuousEngine:
             last = self.last_data.get(w.stream)
             if last is None:
                 continue
-            k = max(0, (last + w.size - q.cq.t0 - w.size) // w.step + 1)
+            k = max(0, (last - q.cq.t0) // w.step + 1)  # closes t0+α+kβ: the first one after last+α
             end = max(end, q.cq.t0 + w.size + k * w.step - 1)
         return end
 
@@ -286,11 +286,11 @@ class ContinuousEngine:
 
     def _report(self, q: _Query, tick: int) -> None:
         cq = q.cq
-        if cq.clock == "time":
+        if q.clock == "time":
             t = tick + 1
             q.passed(t)
             engine, ctx = q.engine, None
-        elif cq.clock == "rows":
+        elif q.clock == "rows":
             t = q.pending.pop(0)
             engine, ctx = q.engine, None
         else:
@@ -359,7 +359,7 @@ def rename_default_stream(program: Program, stream: str) -> Program:
     def window(w):
         if w is None or w.stream != DEFAULT_STREAM:
             return w
-        return replace(w, stream=f"<{stream}>") if type(w) in (TimeWindow, TupleWindow) else w
+        return replace(w, stream=f"<{stream}>")
 
     rules = []
     for rule in program.rules:
