@@ -131,7 +131,8 @@ class ContinuousEngine:
                         " windows: only streams of queries with time windows can be read by other queries")
         self.watermark = t0
         self.last_data: dict[str, int] = {}
-        self.seen: dict[str, tuple[int, set]] = {}
+        self.counted = {w.stream for q in queries if q.clock == "triples" for w in q.windows}
+        self.seen: dict[str, tuple[int, set]] = {}  # counted streams: the triples of their latest timestamp
         self.times: dict[str, list[int]] = {}  # per stream, the timestamps that brought data (recent ones)
         # how far back of the watermark a report can look: a window's content is that of its latest close
         self.reach = max((w.size + w.step for q in queries for w in q.windows if w.kind == "time"), default=0)
@@ -146,15 +147,19 @@ class ContinuousEngine:
             raise EvaluationError(f"timestamp {t} is before the start of the streams (t0 = {self.t0})")
         if t < self.watermark:
             raise EvaluationError(f"timestamp {t} on <{stream}> is late: time was already advanced to {self.watermark}")
-        last_t, seen = self.seen.get(stream, (None, set()))
-        if last_t != t:
-            seen = set()
-            self.seen[stream] = (t, seen)
-        fresh = [row for row in dict.fromkeys(rows) if row not in seen]
-        if not fresh:
+        if not rows:
             return
-        seen.update(fresh)
-        self.engine.push(fresh, t, f"<{stream}>")
+        fresh = rows
+        if stream in self.counted:  # RANGE TRIPLES counts a triple once per timestamp, across pushes too
+            last_t, seen = self.seen.get(stream, (None, set()))
+            if last_t != t:
+                seen = set()
+                self.seen[stream] = (t, seen)
+            fresh = [row for row in dict.fromkeys(rows) if row not in seen]
+            if not fresh:
+                return
+            seen.update(fresh)
+        self.engine.push(fresh, t, f"<{stream}>")  # the engine keeps a set of atoms per time point itself
         times = self.times.setdefault(stream, [])
         if not times or times[-1] != t:
             times.append(t)
