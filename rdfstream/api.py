@@ -103,6 +103,7 @@ class QueryHandle(_Handle):
         super().__init__(name)
         self.text, self.source, self.policy, self.base = text, source, policy, base
         self.compiled = compiled
+        self.entailment = None
 
     def explain(self) -> str:
         from .ir.printer import format_program
@@ -128,6 +129,7 @@ class Engine:
         self.programs: list[ProgramHandle] = []
         self.runtime = None
         self.closed = False
+        self._closures: dict = {}
 
     # ---------------------------------------------------------------- registration
 
@@ -142,15 +144,23 @@ class Engine:
         self._before_start("register a graph")
         self.graphs[_plain(iri)] = load_graph(graph, fmt)
 
-    def register_query(self, text: str, *, report: str | None = None, source: str | None = None) -> QueryHandle:
-        """Compile a C-SPARQL query (``report``: rstream, istream or dstream overrides the query's)."""
+    def register_query(self, text: str, *, report: str | None = None, source: str | None = None,
+                       rules: Iterable = (), specialise: bool = True) -> QueryHandle:
+        """Compile a C-SPARQL query (``report``: rstream, istream or dstream overrides the query's).
+
+        ``rules``: entailment rule files (paths, bundled names like ``"rdfs"``, or parsed Programs); the query then
+        answers over the closure of its windows and FROM graphs under them (SEMANTICS.md §3).  The rules are
+        specialised against the FROM graphs (the schema) unless ``specialise=False``; streams must then bring
+        no schema triples (an error says so if one comes)."""
         from .frontends.csparql.compile import base_name, compile_query
 
         self._before_start("register a query")
         if report is not None and report not in ("rstream", "istream", "dstream"):
             raise UsageError(f"unknown report policy {report!r} (rstream, istream or dstream)")
+        entailment = self._entailment(list(rules), specialise) if rules else None
         default = f"q{len(self.queries) + 1}"
-        compiled = compile_query(text, source=source, t0=self.t0 or 0, default_name=default, policy=report)
+        compiled = compile_query(text, source=source, t0=self.t0 or 0, default_name=default, policy=report,
+                                 entailment=entailment)
         if compiled.name in {h.name for h in self.queries + self.programs}:
             raise UsageError(f"a query or program named {compiled.name} is already registered")
         taken = {h.base for h in self.queries}
@@ -161,7 +171,7 @@ class Engine:
                 i += 1
             base = f"{base}{i}"
             compiled = compile_query(text, source=source, t0=self.t0 or 0, default_name=default, base=base,
-                                     policy=report)
+                                     policy=report, entailment=entailment)
         for g in compiled.graphs + compiled.named_graphs:
             if g not in self.graphs:
                 if not self.allow_fetch:
@@ -175,8 +185,41 @@ class Engine:
         if compiled.is_stream:
             self.streams.setdefault(compiled.name, None)
         handle = QueryHandle(compiled.name, text, source, report, base, compiled)
+        handle.entailment = entailment
         self.queries.append(handle)
         return handle
+
+    def _graph(self, iri: str, who: str):
+        if iri not in self.graphs:
+            if not self.allow_fetch:
+                raise UsageError(f"{who} reads graph <{iri}>, which is not registered: register"
+                                 f" it (--graph {iri}=FILE), or allow fetching graphs from their IRIs")
+            from .background.graphs import fetch_graph
+
+            self.graphs[iri] = fetch_graph(iri)
+        return self.graphs[iri]
+
+    def _entailment(self, rules: list, specialise: bool):
+        """A function from a query's FROM graphs to the closure of those graphs under ``rules`` (cached)."""
+        from .background.graphs import triple_atoms
+        from .entailment import build_closure, load_rules
+
+        loaded, prefixes = load_rules(rules)
+        ident = (tuple(str(r) if not isinstance(r, Program) else id(r) for r in rules), specialise)
+
+        def closure_for(graphs: tuple[str, ...]):
+            key = (ident, graphs)
+            found = self._closures.get(key)
+            if found is None:
+                static = [a for g in graphs for a in triple_atoms(self._graph(g, "a query"))]
+                pfx = list(prefixes)
+                for g in graphs:
+                    pfx.extend((p, str(ns)) for p, ns in self.graphs[g].namespaces())
+                found = self._closures[key] = build_closure(loaded, static, specialised=specialise,
+                                                            key=repr(key), prefixes=tuple(pfx))
+            return found
+
+        return closure_for
 
     def register_program(self, text: str, dialect: str = "native", *, name: str | None = None,
                          stream: str | None = None, source: str | None = None) -> ProgramHandle:
@@ -213,7 +256,7 @@ class Engine:
         for h in self.queries:
             if h.compiled.t0 != t0:
                 h.compiled = compile_query(h.text, source=h.source, t0=t0, default_name=h.name, base=h.base,
-                                           policy=h.policy)
+                                           policy=h.policy, entailment=h.entailment)
             compiled.append(h.compiled)
         used = {g for q in compiled for g in q.graphs + q.named_graphs}
         background = [a for g in used for a in quad_atoms(g, self.graphs[g])]

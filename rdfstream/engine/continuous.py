@@ -32,6 +32,7 @@ from .algebra_eval import construct, run
 from .session import Engine
 
 Row = tuple  # (pred, args): an atom as the engine takes it
+RDF_TYPE = "<http://www.w3.org/1999/02/22-rdf-syntax-ns#type>"
 
 
 @dataclass
@@ -110,13 +111,23 @@ class ContinuousEngine:
         facts: list[Atom] = []
         for q in shared:
             rules.extend(q.program.rules)
+            facts.extend(q.program.facts)
         self.programs: list[tuple[str, set[str]]] = []
         for name, program in programs:
             rules.extend(program.rules)
             facts.extend(program.facts)
             self.programs.append((name, program.intensional()))
         background = list(background)
+        # queries over the same windows and rules share their closure: identical rules and facts are kept once
+        rules, facts = list(dict.fromkeys(rules)), list(dict.fromkeys(facts))
         self.engine = Engine(Program(tuple(rules), tuple(facts)), start=t0, background=background)
+        # schema triples the streams must not bring, because rules were specialised against the background
+        self.guards: dict[str, tuple[set, set]] = {}
+        for q in queries:
+            for w in q.windows:
+                preds, classes = self.guards.setdefault(w.stream, (set(), set()))
+                for pred, obj in q.guards:
+                    (classes if obj is not None else preds).add(obj if obj is not None else pred)
         self.queries: list[_Query] = []
         for q in queries:
             engine = self.engine if q.clock != "triples" else Engine(q.program, start=0, background=background)
@@ -149,6 +160,9 @@ class ContinuousEngine:
             raise EvaluationError(f"timestamp {t} on <{stream}> is late: time was already advanced to {self.watermark}")
         if not rows:
             return
+        guard = self.guards.get(stream)
+        if guard is not None and (guard[0] or guard[1]):
+            self._check_schema(stream, rows, t, guard)
         fresh = rows
         if stream in self.counted:  # RANGE TRIPLES counts a triple once per timestamp, across pushes too
             last_t, seen = self.seen.get(stream, (None, set()))
@@ -180,6 +194,19 @@ class ContinuousEngine:
                     if len(q.batch) == size:
                         q.batches.append((t, q.batch, q.batch_times))
                         q.batch, q.batch_times = [], {}
+
+    @staticmethod
+    def _check_schema(stream: str, rows: list[Row], t: int, guard: tuple[set, set]) -> None:
+        preds, classes = guard
+        for pred, args in rows:
+            if pred in preds or (pred == RDF_TYPE and args[1] in classes):
+                from ..terms import format_term
+
+                triple = " ".join(format_term(x) for x in (args[0], pred, args[1]))
+                raise EvaluationError(
+                    f"schema triple {triple} at {t} on <{stream}>: the entailment rules were specialised against"
+                    " the background schema, so schema triples must come in a graph (--graph), not a stream;"
+                    " or run without specialisation (--no-specialise)")
 
     # ---------------------------------------------------------------- time
 

@@ -223,6 +223,7 @@ class ContinuousQuery:
     timestamps: str | None = None  # 4-ary predicate (s, p, o, τ) of the triples in the windows, for f:timestamp
     answer: str | None = None  # a predicate whose facts are the answers, when the whole query is rules
     prefixes: tuple[tuple[str, str], ...] = field(default=())
+    guards: frozenset = frozenset()  # (pred, object or None): schema triples the streams must not bring
 
     @property
     def clock(self) -> str:

@@ -74,6 +74,13 @@ def check_safety(rule: Rule) -> None:
 def check_windows(program: Program) -> None:
     intensional = program.intensional()
     for rule in program.rules:
+        if is_var(rule.head.atom.pred):
+            raise CompileError(
+                f"a head needs a predicate name, not the variable {rule.head.atom.pred}, in rule:"
+                f" {format_rule(rule)} (entailment rules with such heads run in queries, or are specialised"
+                " against the background schema: see docs/entailment.md)",
+                rule.head.atom.span or rule.span,
+            )
         for lit in rule.body:
             if type(lit) is ExtAtom and is_var(lit.atom.pred) and lit.op is Op.BOX:
                 raise CompileError(

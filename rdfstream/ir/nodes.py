@@ -151,8 +151,6 @@ class Head:
     def __post_init__(self) -> None:
         if self.time is not None and not is_var(self.time) and type(self.time) is not int:
             raise CompileError(f"@ in a head takes a variable or an integer time, not {self.time}")
-        if is_var(self.atom.pred):
-            raise CompileError(f"a head needs a predicate name, not the variable {self.atom.pred}", self.atom.span)
 
     def variables(self) -> list[Var]:
         out = list(self.atom.variables())
@@ -166,6 +164,7 @@ class Rule:
     head: Head
     body: tuple[BodyLiteral, ...]
     span: Span | None = field(default=None, compare=False, hash=False, repr=False)
+    name: str | None = field(default=None, compare=False, hash=False, repr=False)  # e.g. "rdfs9", from a comment
 
     def __str__(self) -> str:
         from .printer import format_rule

@@ -108,6 +108,7 @@ class _Compiler:
         self.names = _Names()
         self.bgps = 0
         self.uses_timestamp = False
+        self.scope = None  # with entailment rules: the closure the default graph's patterns read
 
     # ---------------------------------------------------------------- windows and sources
 
@@ -150,6 +151,8 @@ class _Compiler:
         if type(pred) is not Var and not (type(pred) is str and pred.startswith("<")):
             raise UnsupportedError(f"a triple pattern's predicate must be an IRI or a variable, not {p.n3()}")
         sources = self.active
+        if self.scope is not None and sources == self.default:
+            return self.scope.read(pred, subj, obj)
         if len(sources) == 1:
             return self.source_atom(sources[0], pred, subj, obj)
         if type(pred) is Var:
@@ -361,10 +364,14 @@ def _declared_prefixes(text: str) -> tuple[tuple[str, str], ...]:
 
 
 def compile_query(text: str, *, source: str | None = None, t0: int = 0, base: str | None = None,
-                  default_name: str = "q", policy: str | None = None) -> ContinuousQuery:
-    """Parse and compile one C-SPARQL query (see the module docstring)."""
+                  default_name: str = "q", policy: str | None = None, entailment=None) -> ContinuousQuery:
+    """Parse and compile one C-SPARQL query (see the module docstring).
+
+    ``entailment``, when given, maps the query's FROM graph IRIs to a :class:`~rdfstream.reasoning.scope.Closure`
+    (a rule set with the static closure of those graphs): the default graph's patterns then read the closure of
+    the windows and graphs under the rules (SEMANTICS.md §3)."""
     try:
-        return _compile(text, source, t0, base, default_name, policy)
+        return _compile(text, source, t0, base, default_name, policy, entailment)
     except UnsupportedError as err:
         if err.span is None:  # rdflib's algebra has no positions: point at the construct's keyword
             err.span = _locate(err.message, text, source)
@@ -384,7 +391,7 @@ def _locate(message: str, text: str, source: str | None) -> Span | None:
 
 
 def _compile(text: str, source: str | None, t0: int, base: str | None, default_name: str,
-             policy: str | None) -> ContinuousQuery:
+             policy: str | None, entailment=None) -> ContinuousQuery:
     src = SourceText(text, source)
     env: Envelope = parse_envelope(text, source)
     query = parse_sparql(env.sparql, src)
@@ -413,7 +420,20 @@ def _compile(text: str, source: str | None, t0: int, base: str | None, default_n
     base = base or base_name(name)
     graphs, named_graphs = list(dict.fromkeys(graphs)), list(dict.fromkeys(named_graphs))
     compiler = _Compiler(base, tuple(windows), tuple(graphs), tuple(named_graphs), t0, src)
+    guards: frozenset = frozenset()
+    if entailment is not None:
+        from ...reasoning.scope import Scope, Source
+
+        closure = entailment(tuple(graphs))
+        sources = tuple(Source(compiler.lars_window(w), str(compiler.lars_window(w)))
+                        for w in windows if not w.named)
+        compiler.scope = Scope(closure, sources)
+        guards = frozenset(closure.guards)
     tree = compiler.node(algebra.p)
+    facts: list = []
+    if compiler.scope is not None:
+        scope_rules, facts = compiler.scope.program()
+        compiler.rules[:0] = scope_rules
     variables = tuple(str(v) for v in algebra.PV) if form == "select" else ()
     template = _template(algebra.template, compiler.names) if form == "construct" else None
     timestamps = compiler.timestamp_rule() if compiler.uses_timestamp else None
@@ -421,11 +441,11 @@ def _compile(text: str, source: str | None, t0: int, base: str | None, default_n
     if env.kind == "STREAM" and form != "construct":
         raise UnsupportedError("REGISTER STREAM needs a CONSTRUCT query (its triples form the stream)", src.span(0))
     prefixes = _declared_prefixes(env.sparql)
-    program = Program(tuple(compiler.rules), (), prefixes)
+    program = Program(tuple(compiler.rules), tuple(facts), prefixes)
     return ContinuousQuery(
         name=name, form=form, windows=tuple(windows), graphs=tuple(graphs), program=program,
         named_graphs=tuple(named_graphs), algebra=tree, variables=variables, template=template,
         is_stream=env.kind == "STREAM",
         policy=policy or _POLICIES[env.kind], t0=t0, timestamps=timestamps, answer=answer,
-        prefixes=prefixes,
+        prefixes=prefixes, guards=guards,
     )

@@ -91,6 +91,14 @@ def blank_comments(text: str) -> str:
     return _COMMENT_OR_SKIP.sub(lambda m: m.group(0) if m.group(1) else " " * len(m.group(0)), text)
 
 
+class TokInclude(Tok):
+    __slots__ = ("path",)
+
+    def __init__(self, loc: int, quoted: str):
+        super().__init__(loc)
+        self.path = quoted[1:-1]
+
+
 class TokPrefix(Tok):
     __slots__ = ("ns", "prefix")
 
@@ -315,7 +323,11 @@ class Grammar:
         prefix_decl = at_prefix | sparql_prefix
         prefix_decl.set_parse_action(lambda s, l, t: TokPrefix(l, t[0][:-1], t[1][1:-1]))
 
-        statement = (prefix_decl | rule).set_name("rule, fact or @prefix declaration")
+        include = pp.Keyword("@include").suppress() - pp.Regex(STRING_RE).set_name("file name in quotes") - _sup(
+            ".", "'.'")
+        include.set_parse_action(lambda s, l, t: TokInclude(l, t[0]))
+
+        statement = (prefix_decl | include | rule).set_name("rule, fact, @prefix or @include")
         # comments are blanked out before parsing (blank_comments): much faster than pyparsing's ignore()
         self.program = (
             pp.ZeroOrMore(statement) + pp.StringEnd().set_name("rule, fact or @prefix declaration")
@@ -340,15 +352,41 @@ _ANON = Var("_")
 
 
 class _Builder(TermBuilder):
+    including: tuple[str, ...] = ()
+
     def program(self, statements: list[Tok]) -> Program:
         rules: list[Rule] = []
         facts: list[Atom] = []
         for st in statements:
             if type(st) is TokPrefix:
                 self.prefixes[st.prefix] = st.ns
+            elif type(st) is TokInclude:
+                included = self.include(st)
+                rules.extend(included.rules)
+                facts.extend(included.facts)
+                for prefix, ns in included.prefixes:
+                    self.prefixes.setdefault(prefix, ns)
             else:
                 self.rule(st, rules, facts)  # type: ignore[arg-type]
         return Program(tuple(rules), tuple(facts), tuple(self.prefixes.items()))
+
+    def include(self, st: TokInclude) -> Program:
+        """``@include "file" .``: the rules and facts of another native file (relative to this one's folder)."""
+        import os
+
+        here = os.path.dirname(self.src.source) if self.src.source else ""
+        path = os.path.join(here, st.path) if not os.path.isabs(st.path) else st.path
+        if not os.path.exists(path) and os.path.exists(st.path):
+            path = st.path
+        key = os.path.realpath(path)
+        if key in self.including:
+            raise self.error(f"@include cycle: {st.path} includes itself", st.loc)
+        try:
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+        except OSError as exc:
+            raise self.error(f"cannot @include {st.path}: {exc.strerror or exc}", st.loc) from None
+        return parse_program(text, path, self.including + (key,))
 
     def rule(self, st: TokRule, rules: list[Rule], facts: list[Atom]) -> None:
         taken: set[str] = set()
@@ -365,7 +403,8 @@ class _Builder(TermBuilder):
             return
         body = tuple(self.literal(lit) for lit in st.body or ())
         head = self.build(lambda: Head(atom, time), st.loc)
-        rules.append(Rule(head, body, self.src.span(st.loc)))  # type: ignore[arg-type]
+        span = self.src.span(st.loc)
+        rules.append(Rule(head, body, span, rule_name(self.src.text, span.line)))  # type: ignore[arg-type]
 
     def literal(self, tok: Tok) -> BodyLiteral:
         if type(tok) is TokComparison:
@@ -419,7 +458,24 @@ def _syntax_error(exc: pp.ParseBaseException, src: SourceText, code: str) -> Par
 # public entry points
 
 
-def parse_program(text: str, source: str | None = None) -> Program:
+_NAME_COMMENT = re.compile(r"\s*[%#]\s*([a-z][a-z0-9]*(?:-[a-z0-9]+)*)(?::|\s*\(|\s*$)")
+
+
+def rule_name(text: str, line: int) -> str | None:
+    """A rule's name: ``% rdfs9: …`` (or ``% prp-dom``, ``% cls-maxc1 (…)``) on a comment line above it, in the
+    same paragraph (other rules may come in between, a blank line may not)."""
+    lines = text.split("\n", line)[: line - 1]
+    for raw in reversed(lines):
+        if not raw.strip():
+            return None
+        if raw.lstrip().startswith(("%", "#")):
+            found = _NAME_COMMENT.match(raw)
+            if found:
+                return found.group(1)
+    return None
+
+
+def parse_program(text: str, source: str | None = None, including: tuple[str, ...] = ()) -> Program:
     if text.startswith("\ufeff"):
         text = " " + text[1:]
     src = SourceText(text, source)
@@ -430,7 +486,13 @@ def parse_program(text: str, source: str | None = None) -> Program:
         raise _syntax_error(exc, src, code) from None
     except RecursionError:
         raise src.error("expression nested too deeply", 0) from None
-    return _Builder(src).program(list(statements))
+    builder = _Builder(src)
+    if source is not None:
+        import os
+
+        including = including + (os.path.realpath(source),)
+    builder.including = including
+    return builder.program(list(statements))
 
 
 # the fast path: ground atoms without variables, comments or anything unusual
