@@ -42,6 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("-o", "--output", default="-", help="output file (default: stdout)")
     run.add_argument("--on-error", default="fail", choices=["fail", "skip"],
                      help="malformed stream lines: stop (default) or report on stderr and skip")
+    _rules_arguments(run)
 
     query = sub.add_parser("query", help="run C-SPARQL queries over timestamped RDF streams")
     query.add_argument("queries", nargs="+", metavar="QUERY", help="C-SPARQL query file(s) ('-' for stdin)")
@@ -66,19 +67,45 @@ def build_parser() -> argparse.ArgumentParser:
                        help="let FROM <IRI> load graphs that were not given with --graph from their IRIs")
     query.add_argument("--progress", choices=["auto", "on", "off"], default="auto",
                        help="progress bar on stderr (auto: when stderr is a terminal)")
+    _rules_arguments(query)
 
     lubm = sub.add_parser("lubm", help="the LUBM benchmark: data generator (UBA 1.7)")
     lubm_sub = lubm.add_subparsers(dest="lubm_command", required=True, parser_class=_Parser)
     from .lubm.generator import add_arguments
 
     add_arguments(lubm_sub.add_parser("generate", help="generate LUBM data, one file per department"))
+    lrun = lubm_sub.add_parser("run", help="stream LUBM(N) by department through the 14 queries, with reasoning")
+    lrun.add_argument("--univ", type=int, default=1, help="number of universities (default 1)")
+    lrun.add_argument("--index", type=int, default=0, help="index of the first university (default 0)")
+    lrun.add_argument("--seed", type=int, default=0, help="generator seed (default 0)")
+    lrun.add_argument("--queries", default="all", help="all (default) or a list such as Q1,Q5,Q12")
+    lrun.add_argument("--check", metavar="DIR",
+                      help="compare the answers with answers_queryN.csv[.gz] files in DIR (exit 1 if they differ);"
+                           " tests/data/lubm-answers holds the official ones for LUBM(1, seed 0)")
+    lrun.add_argument("-o", "--output", default=None, metavar="DIR", help="write each query's answers to DIR/QN.csv")
+    lrun.add_argument("--progress", choices=["auto", "on", "off"], default="auto",
+                      help="progress bar on stderr (auto: when stderr is a terminal)")
+    _rules_arguments(lrun, default_note=" (default: rules/owl2rl.lars)")
 
     explain = sub.add_parser("explain", help="print the compiled program or query: rules, strata, plans")
     explain.add_argument("program", help="a LARS program or a C-SPARQL query (.rq)")
     explain.add_argument("--dialect", default="native")
     explain.add_argument("--plans", action="store_true", help="also print the generated join code")
     explain.add_argument("--t0", type=int, default=0, help="queries: time the windows start from (default 0)")
+    explain.add_argument("--graph", action="append", default=[], metavar="IRI=FILE",
+                         help="queries: a static graph that FROM <IRI> names (the schema rules are specialised to)")
+    explain.add_argument("--background", action="append", default=[], metavar="FILE",
+                         help="programs: background facts (the schema rules are specialised to)")
+    _rules_arguments(explain)
     return parser
+
+
+def _rules_arguments(parser, default_note: str = "") -> None:
+    parser.add_argument("--rules", action="append", default=[], metavar="FILE",
+                        help="entailment rule file in native LARS, e.g. rules/rdfs.lars (repeatable)" + default_note)
+    parser.add_argument("--no-specialise", dest="specialise", action="store_false",
+                        help="run the rules as written instead of specialising them against the background schema"
+                             " (needed when streams bring schema triples)")
 
 
 def _version() -> str:
@@ -123,6 +150,9 @@ def cmd_run(args, out: TextIO) -> int:
 
     program = load_program(args.program, args.dialect)
     background = load_background(args.background, args.dialect)
+    guards: set = set()
+    if args.rules:
+        program, guards = with_rules(program, args.rules, background, args.specialise)
     engine = Engine(program, background=background, report_placed=True)
 
     def parse(text: str, line: int) -> list[Atom]:
@@ -137,6 +167,8 @@ def cmd_run(args, out: TextIO) -> int:
         events = list(read_jsonl(handle, parse, args.stream, args.on_error, errors))
     for err in errors:
         print(f"warning: skipped line: {err}", file=sys.stderr)
+    if guards:
+        _check_schema(events, guards, args.stream)
     start = args.start if args.start is not None else (events[0].t if events else 0)
     end = args.end if args.end is not None else (events[-1].t if events else start)
     if end < start:
@@ -150,6 +182,32 @@ def cmd_run(args, out: TextIO) -> int:
     for t, holds, placed in _timeline(engine, [e for e in events if start <= e.t <= end], start, end):
         write(out, t, [str(a) for a in holds], {p: [str(a) for a in atoms] for p, atoms in placed.items()})
     return 0
+
+
+def with_rules(program: Program, paths: list[str], background: list[Atom], specialise: bool):
+    """The program with entailment rule files added, and the schema patterns streams must not bring."""
+    from .entailment import add_rules_to_program, load_rules
+
+    try:
+        rules, _ = load_rules(paths)
+    except FileNotFoundError as err:
+        raise UsageError(str(err)) from None
+    return add_rules_to_program(program, rules, background, specialised=specialise)
+
+
+def _check_schema(events, guards: set, source: str) -> None:
+    from .errors import EvaluationError, Span
+    from .reasoning.specialise import RDF_TYPE
+
+    preds = {p for p, o in guards if o is None}
+    classes = {o for p, o in guards if o is not None}
+    for event in events:
+        for atom in event.atoms:
+            if atom.pred in preds or (atom.pred == RDF_TYPE and len(atom.args) == 2 and atom.args[1] in classes):
+                raise EvaluationError(
+                    f"schema atom {atom} in the stream: the entailment rules were specialised against the background"
+                    " schema, so schema atoms must be background facts (--background); or use --no-specialise",
+                    Span(event.line, 1, source))
 
 
 def _timeline(engine, events, start: int, end: int) -> Iterator[tuple[int, frozenset, dict]]:
@@ -186,9 +244,19 @@ def cmd_explain(args, out: TextIO) -> int:
         from .frontends.csparql.compile import compile_query
         from .ir.printer import format_program
 
+        if args.rules:
+            from .api import Engine as Api
+
+            api = Api(t0=args.t0)
+            _register_graphs(api, args.graph)
+            handle = api.register_query(text, source=args.program, rules=args.rules, specialise=args.specialise)
+            out.write(handle.explain())
+            return 0
         out.write(explain_query(compile_query(text, source=args.program, t0=args.t0), format_program))
         return 0
     program = load_program(args.program, args.dialect)
+    if args.rules:
+        program, _ = with_rules(program, args.rules, load_background(args.background, args.dialect), args.specialise)
     engine = Engine(program)
     out.write("% program (canonical native LARS)\n")
     out.write(str(program))
@@ -246,13 +314,13 @@ def cmd_query(args, out: TextIO) -> int:
 
     from .api import Engine
     engine = Engine(t0=args.t0, allow_fetch=args.fetch_graphs)
-    for spec in args.graph:
-        iri, sep, path = spec.partition("=")
-        if not sep:
-            raise UsageError(f"--graph {spec}: expected IRI=FILE")
-        engine.register_graph(iri.strip("<>"), path)
+    _register_graphs(engine, args.graph)
     for path in args.queries:
-        engine.register_query(_read(path), report=args.report, source=path)
+        try:
+            engine.register_query(_read(path), report=args.report, source=path, rules=args.rules,
+                                  specialise=args.specialise)
+        except FileNotFoundError as err:
+            raise UsageError(str(err)) from None
     pairs = _stream_files(args.stream, engine)
     for iri, _ in pairs:
         if iri not in engine.streams:
@@ -288,6 +356,14 @@ def cmd_query(args, out: TextIO) -> int:
     for err in errors:
         print(f"warning: skipped line: {err}", file=sys.stderr)
     return 0
+
+
+def _register_graphs(engine, specs: list[str]) -> None:
+    for spec in specs:
+        iri, sep, path = spec.partition("=")
+        if not sep:
+            raise UsageError(f"--graph {spec}: expected IRI=FILE")
+        engine.register_graph(iri.strip("<>"), path)
 
 
 def _open_stream(path: str, args, errors: list):
@@ -339,6 +415,8 @@ def _report_writer(args, out: TextIO):
 
 
 def cmd_lubm(args, out: TextIO) -> int:
+    if args.lubm_command == "run":
+        return cmd_lubm_run(args, out)
     from .lubm.generator import write
 
     if args.univ < 1 or args.index < 0:
@@ -348,6 +426,56 @@ def cmd_lubm(args, out: TextIO) -> int:
     except OSError as err:
         raise UsageError(f"cannot write to {args.output}: {err.strerror or err}") from None
     print(f"wrote {len(paths)} department files to {args.output}", file=sys.stderr)
+    return 0
+
+
+def cmd_lubm_run(args, out: TextIO) -> int:
+    from pathlib import Path
+
+    from tqdm import tqdm
+
+    from .lubm import run as lubm
+
+    if args.univ < 1 or args.index < 0:
+        raise UsageError("--univ must be at least 1 and --index at least 0")
+    try:
+        queries = lubm.parse_query_list(args.queries)
+    except ValueError as err:
+        raise UsageError(f"--queries: {err}") from None
+    if args.check and not Path(args.check).is_dir():
+        raise UsageError(f"--check {args.check}: not a directory")
+    if args.output and not Path(args.output).is_dir():
+        raise UsageError(f"-o {args.output}: not a directory")
+    disable = {"on": False, "off": True}.get(args.progress)
+    bar = tqdm(unit=" dept", file=sys.stderr, disable=disable, leave=False)
+    try:
+        result = lubm.run(args.univ, args.index, args.seed, queries, args.rules, args.specialise,
+                          on_department=lambda i, n: bar.update(1))
+    except FileNotFoundError as err:
+        raise UsageError(str(err)) from None
+    finally:
+        bar.close()
+    checked = lubm.compare(result, Path(args.check)) if args.check else {}
+    out.write(f"{'query':>5} {'answers':>8}" + (f" {'official':>8}  result" if checked else "") + "\n")
+    for n in queries:
+        line = f"{'Q' + str(n):>5} {len(result.answers[n]):>8}"
+        if checked:
+            mine, official, diff = checked[n]
+            line += f" {official:>8}  " + ("equal" if diff == 0 else f"DIFFERENT ({diff} rows)")
+        out.write(line + "\n")
+    out.write(f"LUBM({args.univ}): {result.departments} departments, {result.triples} triples in"
+              f" {result.seconds:.2f} s CPU ({result.throughput:,.0f} triples/s, {len(queries)} queries;"
+              f" compiling {result.compile_seconds:.2f} s)\n")
+    if args.output:
+        import csv
+
+        for n in queries:
+            with open(Path(args.output) / f"Q{n}.csv", "w", newline="", encoding="utf-8") as f:
+                writer = csv.writer(f)
+                writer.writerow(result.variables[n])
+                writer.writerows(sorted(result.answers[n]))
+    if checked and any(diff for _, _, diff in checked.values()):
+        return 1
     return 0
 
 
