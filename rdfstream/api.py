@@ -332,8 +332,10 @@ def explain_query(cq: ContinuousQuery, format_program) -> str:
     for g in cq.graphs + cq.named_graphs:
         named = "named graph" if g in cq.named_graphs else "static graph"
         lines.append(f"% {named} <{g}>: background facts <urn:rdfstream:quad>(<{g}>, S, P, O)")
+    if cq.entailment:
+        lines.append(f"% {cq.entailment}")
     lines.append("")
-    lines.append(format_program(cq.program).rstrip("\n"))
+    lines.append(_format_rules(cq.program).rstrip("\n"))
     lines.append("")
     lines.append("% report when some window holds a triple, with:")
     lines.append(f"%   {cq.algebra}")
@@ -342,4 +344,21 @@ def explain_query(cq: ContinuousQuery, format_program) -> str:
                      + (" (as a set)" if cq.form == "select" else ""))
     if cq.template is not None:
         lines.append(f"% CONSTRUCT template: {len(cq.template.triples)} triples")
+    return "\n".join(lines) + "\n"
+
+
+def _format_rules(program: Program, max_facts: int = 40) -> str:
+    """A program as native LARS; rules specialised from an entailment rule file say which rule they come from,
+    and a long list of background facts (a static closure) is cut short."""
+    from .ir.printer import format_atom_in, format_rule
+
+    pfx = program.prefixes
+    lines = [f"@prefix {p}: <{ns}> ." for p, ns in pfx]
+    facts = program.facts
+    lines += [f"{format_atom_in(f, pfx)}." for f in facts[:max_facts]]
+    if len(facts) > max_facts:
+        lines.append(f"% … and {len(facts) - max_facts} more background facts (the static closure)")
+    for rule in program.rules:
+        text = format_rule(rule, pfx)
+        lines.append(f"{text}   % {rule.name}" if rule.name else text)
     return "\n".join(lines) + "\n"

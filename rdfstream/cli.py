@@ -150,9 +150,10 @@ def cmd_run(args, out: TextIO) -> int:
 
     program = load_program(args.program, args.dialect)
     background = load_background(args.background, args.dialect)
-    guards: set = set()
+    program, guards = prepare(program, background, args.specialise)
     if args.rules:
-        program, guards = with_rules(program, args.rules, background, args.specialise)
+        program, more = with_rules(program, args.rules, background, args.specialise)
+        guards |= more
     engine = Engine(program, background=background, report_placed=True)
 
     def parse(text: str, line: int) -> list[Atom]:
@@ -193,6 +194,13 @@ def with_rules(program: Program, paths: list[str], background: list[Atom], speci
     except FileNotFoundError as err:
         raise UsageError(str(err)) from None
     return add_rules_to_program(program, rules, background, specialised=specialise)
+
+
+def prepare(program: Program, background: list[Atom], specialise: bool):
+    """Entailment rules a program @includes are specialised like --rules files."""
+    from .entailment import prepare_program
+
+    return prepare_program(program, background, specialised=specialise)
 
 
 def _check_schema(events, guards: set, source: str) -> None:
@@ -255,8 +263,10 @@ def cmd_explain(args, out: TextIO) -> int:
         out.write(explain_query(compile_query(text, source=args.program, t0=args.t0), format_program))
         return 0
     program = load_program(args.program, args.dialect)
+    background = load_background(args.background, args.dialect)
+    program, _ = prepare(program, background, args.specialise)
     if args.rules:
-        program, _ = with_rules(program, args.rules, load_background(args.background, args.dialect), args.specialise)
+        program, _ = with_rules(program, args.rules, background, args.specialise)
     engine = Engine(program)
     out.write("% program (canonical native LARS)\n")
     out.write(str(program))

@@ -97,16 +97,32 @@ def saturate(rules: list[Rule], facts: Iterable[Atom]) -> set[Atom]:
 
 
 def build_closure(rules: list[Rule], static: Iterable[Atom], *, specialised: bool = True, key: str = "",
-                  prefixes=()) -> Closure:
+                  prefixes=(), dynamic_heads: Iterable[Atom] = (), keep_helpers: bool = False) -> Closure:
     """A rule set with the static closure of ``static`` (triples ``p(s, o)``), specialised unless told not to."""
     static = list(static)
     closed = frozenset(saturate(rules, static))
-    spec = specialise(rules, closed) if specialised else None
+    spec = specialise(rules, closed, dynamic_heads=dynamic_heads, keep_helpers=keep_helpers) if specialised else None
     ident = _hash(tuple(str(r) for r in rules), key or tuple(sorted(map(str, static))), specialised)
     return Closure(tuple(rules), closed, spec, ident, tuple(prefixes))
 
 
 # ---------------------------------------------------------------- rules inside LARS programs
+
+
+def is_entailment_rule(rule: Rule) -> bool:
+    """Holds at every time point: no window, operator, negation or @-head (what a rule file may hold)."""
+    return rule.head.time is None and all(
+        type(lit) is not ExtAtom or (lit.window is None and lit.op is None and lit.positive) for lit in rule.body)
+
+
+def prepare_program(program: Program, background: Iterable[Atom] = (), *, specialised: bool = True):
+    """A program whose rules have predicate-variable heads (an ``@include``d rule file): its window-free rules are
+    treated as entailment rules (:func:`add_rules_to_program`).  Other programs are returned as they are."""
+    if not any(is_var(r.head.atom.pred) for r in program.rules):
+        return program, set()
+    entail = [r for r in program.rules if is_entailment_rule(r)]
+    rest = Program(tuple(r for r in program.rules if not is_entailment_rule(r)), program.facts, program.prefixes)
+    return add_rules_to_program(rest, entail, background, specialised=specialised)
 
 
 def add_rules_to_program(program: Program, rules: list[Rule], background: Iterable[Atom] = (), *,
@@ -119,7 +135,8 @@ def add_rules_to_program(program: Program, rules: list[Rule], background: Iterab
     triple table, which queries have and programs do not).  Returns the program and the guard patterns."""
     check_rule_file(rules)
     static = [f for f in list(program.facts) + list(background) if len(f.args) == 2 or not is_triple_atom(f)]
-    closure = build_closure(rules, static, specialised=specialised)
+    closure = build_closure(rules, static, specialised=specialised,
+                            dynamic_heads=[r.head.atom for r in program.rules], keep_helpers=True)
     instances = list(closure.specialised.rules) if closure.specialised is not None else list(rules)
     for rule in instances:
         if is_var(rule.head.atom.pred):

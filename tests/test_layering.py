@@ -7,7 +7,7 @@ import ast
 from pathlib import Path
 
 PKG = Path(__file__).resolve().parent.parent / "rdfstream"
-CORE = {"errors", "terms", "atoms", "vocab", "ir", "rdfterms"}  # rdfterms imports rdflib lazily
+CORE = {"errors", "terms", "atoms", "vocab", "ir", "rdfterms", "reasoning"}  # rdfterms imports rdflib lazily
 ALLOWED = {
     "core": CORE,
     "frontends": CORE | {"frontends"},

@@ -224,6 +224,7 @@ class ContinuousQuery:
     answer: str | None = None  # a predicate whose facts are the answers, when the whole query is rules
     prefixes: tuple[tuple[str, str], ...] = field(default=())
     guards: frozenset = frozenset()  # (pred, object or None): schema triples the streams must not bring
+    entailment: str | None = None  # how the query reasons, for explain
 
     @property
     def clock(self) -> str:

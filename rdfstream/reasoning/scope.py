@@ -61,7 +61,7 @@ class Namer:
     """Readable, valid and collision-free LARS names for IRIs (a pure function of the IRI and prefixes)."""
 
     def __init__(self, prefixes=()) -> None:
-        self.prefixes = {ns: p for p, ns in prefixes if p and re.fullmatch(r"[A-Za-z][A-Za-z0-9]*", p)}
+        self.prefixes = {ns: p for p, ns in prefixes if re.fullmatch(r"[A-Za-z][A-Za-z0-9]*|", p)}
         self.prefixes.update(_KNOWN_NS)
 
     def __call__(self, const) -> str:
@@ -70,15 +70,17 @@ class Namer:
             iri = text[1:-1]
             cut = max(iri.rfind("#"), iri.rfind("/"))
             ns, local = iri[:cut + 1], iri[cut + 1:]
-            prefix = self.prefixes.get(ns) or "n" + _hash(ns)[:6]
+            prefix = self.prefixes.get(ns)
+            if prefix is None:
+                prefix = "n" + _hash(ns)[:6]
         elif text.startswith("_:"):
             prefix, local = "b", text[2:]
         else:
             prefix, local = "v", text
         clean = re.sub(r"\W", "_", local).encode("ascii", "replace").decode().replace("?", "_")
-        if clean != local or not clean:
-            clean = f"{clean}_{_hash(text)[:6]}"
-        return f"{prefix}_{clean}"
+        if clean != local or not clean or not prefix and "_" in clean:
+            clean = f"{clean}_{_hash(text)[:6]}"  # keeps names of different IRIs apart
+        return f"{prefix}_{clean}" if prefix else clean
 
 
 @dataclass

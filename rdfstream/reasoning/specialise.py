@@ -259,9 +259,15 @@ def _ground_comparisons(rule: Rule) -> Rule | None:
     return replace(rule, body=tuple(body))
 
 
-def specialise(rules: list[Rule], static_facts: Iterable[Atom], *, rounds: int = 50) -> Specialised:
-    """Specialise ``rules`` against the static closure ``static_facts`` (see the module docstring)."""
+def specialise(rules: list[Rule], static_facts: Iterable[Atom], *, dynamic_heads: Iterable[Atom] = (),
+               keep_helpers: bool = False, rounds: int = 50) -> Specialised:
+    """Specialise ``rules`` against the static closure ``static_facts`` (see the module docstring).
+
+    ``dynamic_heads``: heads of other rules that derive facts from stream data (a program's own rules);
+    ``keep_helpers``: keep rules for plain-name predicates even when no triple rule reads them (in a program,
+    every predicate is output)."""
     facts = FactIndex(static_facts)
+    others = list(dynamic_heads)
     # candidate static occurrences: (rule index, body index)
     static: set[tuple[int, int]] = set()
     for r, rule in enumerate(rules):
@@ -274,12 +280,11 @@ def specialise(rules: list[Rule], static_facts: Iterable[Atom], *, rounds: int =
             mine = sorted(b for (rr, b) in static if rr == r)
             for inst in _instances(rule, mine, facts) if mine else [rule]:
                 instances.append((r, inst))
-        dynamic_heads = [inst.head.atom for _, inst in instances
-                         if any(type(lit) is ExtAtom for lit in inst.body)]
+        dynamic = others + [inst.head.atom for _, inst in instances if any(type(lit) is ExtAtom for lit in inst.body)]
         conflicts = set()
         for r, b in static:
             atom = rules[r].body[b].atom  # type: ignore[union-attr]
-            if any(unify_atoms(atom, h) is not None for h in dynamic_heads):
+            if any(unify_atoms(atom, h) is not None for h in dynamic):
                 conflicts.add((r, b))
         if not conflicts:
             break
@@ -304,7 +309,7 @@ def specialise(rules: list[Rule], static_facts: Iterable[Atom], *, rounds: int =
         if is_schema_atom(atom):
             guards.add((atom.pred, atom.args[1] if atom.pred == RDF_TYPE else None))
     result = Specialised(out, guards, static_atoms=len(static))
-    result.rules, result.unfolded = unfold(result.rules, facts)
+    result.rules, result.unfolded = unfold(result.rules, facts, keep_helpers=keep_helpers)
     return result
 
 
@@ -315,8 +320,8 @@ def _helper(lit) -> bool:
     return type(lit) is ExtAtom and lit.positive and not is_triple_atom(lit.atom) and not is_var(lit.atom.pred)
 
 
-def unfold(rules: list[Rule], facts: FactIndex | None = None, *, max_defs: int = 4,
-           max_depth: int = 64) -> tuple[list[Rule], int]:
+def unfold(rules: list[Rule], facts: FactIndex | None = None, *, max_defs: int = 4, max_depth: int = 64,
+           keep_helpers: bool = False) -> tuple[list[Rule], int]:
     """Inline helper atoms (plain-name predicates) into the rules that use them.
 
     A helper atom with constants (``owlrl_all_types(Y, _:l1)``, one cell of a known list) is replaced by the
@@ -372,7 +377,7 @@ def unfold(rules: list[Rule], facts: FactIndex | None = None, *, max_defs: int =
         result.extend(r for r in expanded if not _trivial(r))
     # keep the helper definitions something still reads
     needed: set = set()
-    todo = [r for r in result if is_triple_atom(r.head.atom)]
+    todo = [r for r in result if keep_helpers or is_triple_atom(r.head.atom)]
     live_ids: set[int] = set()
     while todo:
         r = todo.pop()

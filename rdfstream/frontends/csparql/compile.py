@@ -421,6 +421,7 @@ def _compile(text: str, source: str | None, t0: int, base: str | None, default_n
     graphs, named_graphs = list(dict.fromkeys(graphs)), list(dict.fromkeys(named_graphs))
     compiler = _Compiler(base, tuple(windows), tuple(graphs), tuple(named_graphs), t0, src)
     guards: frozenset = frozenset()
+    entailment_note = None
     if entailment is not None:
         from ...reasoning.scope import Scope, Source
 
@@ -429,6 +430,12 @@ def _compile(text: str, source: str | None, t0: int, base: str | None, default_n
                         for w in windows if not w.named)
         compiler.scope = Scope(closure, sources)
         guards = frozenset(closure.guards)
+        spec = closure.specialised
+        entailment_note = (
+            f"the default graph is read through closure {compiler.scope.name}: the windows and FROM graphs under"
+            f" {len(closure.rules)} entailment rules"
+            + (f", specialised against the FROM graphs into {len(spec.rules)} rules (the streams must bring no"
+               " schema triples)" if spec is not None else " (not specialised)"))
     tree = compiler.node(algebra.p)
     facts: list = []
     if compiler.scope is not None:
@@ -447,5 +454,5 @@ def _compile(text: str, source: str | None, t0: int, base: str | None, default_n
         named_graphs=tuple(named_graphs), algebra=tree, variables=variables, template=template,
         is_stream=env.kind == "STREAM",
         policy=policy or _POLICIES[env.kind], t0=t0, timestamps=timestamps, answer=answer,
-        prefixes=prefixes, guards=guards,
+        prefixes=prefixes, guards=guards, entailment=entailment_note,
     )
