@@ -170,6 +170,8 @@ class Engine:
             self.point_subs.setdefault(spec.pred, []).append(lit)
             if spec.pred in self.plain_heads:
                 self.now_subs.setdefault(spec.pred, []).append(lit)
+        self.data_fan = {pred: _Fanout(lits) for pred, lits in self.data_subs.items() if pred != ANY_PRED}
+        self.now_fan = {pred: _Fanout(lits) for pred, lits in self.now_subs.items()}
         # volatile literals and supplements are refreshed by the first stratum that reads them
         refreshed: set[LiteralSpec] = set()
         self.strata: list[_Stratum] = []
@@ -260,7 +262,8 @@ class Engine:
 
     # ---------------------------------------------------------------- serialisation
 
-    _DERIVED = ("compiled", "strata", "data_subs", "point_subs", "now_subs", "cursors", "placed_heads",
+    _DERIVED = ("compiled", "strata", "data_subs", "point_subs", "now_subs", "data_fan", "now_fan", "cursors",
+                "placed_heads",
                 "derived_background", "all_maps", "batchable")
 
     def __getstate__(self) -> dict:
@@ -275,21 +278,19 @@ class Engine:
         pred = rule.head.atom.pred
         calendar = self.calendar
         if rule.head.time is None and pred in self.copies:
-            subs = self.now_subs
-
             def emit_copy(out):
                 by_h: dict[int, list] = {}
                 for args, h in out:
                     by_h.setdefault(h, []).append(args)
-                for lit in subs.get(pred, ()):
-                    lit.on_now(by_h, self.now)
+                fan = self.now_fan.get(pred)
+                if fan is not None:
+                    fan.on_now(by_h, self.now)
 
             return emit_copy
         if rule.head.time is None:
             store = self.now_store[pred]
             entries = store.entries
             born = store.born
-            subs = self.now_subs
 
             def emit_now(out):
                 get = entries.get
@@ -315,8 +316,9 @@ class Engine:
                 now = self.now
                 for h, batch in by_h.items():
                     calendar.file(store, batch, h, now)
-                for lit in subs.get(pred, ()):
-                    lit.on_now(by_h, now)
+                fan = self.now_fan.get(pred)
+                if fan is not None:
+                    fan.on_now(by_h, now)
 
             return emit_now
 
@@ -498,6 +500,7 @@ class Engine:
         for stream, rows in batches:
             per_stream.setdefault(stream, []).extend(rows)
         data_subs = self.data_subs
+        data_fan = self.data_fan
         intensional = self.intensional
         for stream, rows in per_stream.items():
             rows = list(dict.fromkeys(rows))  # a stream holds a set of atoms per time point
@@ -521,10 +524,9 @@ class Engine:
                     for pred, batch in by_pred.items():
                         lit.on_points([(pred, *args) for args in batch], t, INF, now)
             for pred, batch in by_pred.items():
-                for lit in data_subs.get(pred, ()):
-                    view = lit.spec.view
-                    if view is ALL or view == stream:
-                        lit.on_points(batch, t, INF, now)
+                fan = data_fan.get(pred)
+                if fan is not None:
+                    fan.on_points(batch, t, now, stream)
                 if pred in intensional:
                     extras.update((pred, args) for args in batch)
                 for key in self.history_by_pred.get(pred, ()):
@@ -687,6 +689,73 @@ class Engine:
 
 _pred = itemgetter(0)
 _horizon = itemgetter(1)  # of a (key, horizon) pair
+
+
+class _Fanout:
+    """The literals that hear about one predicate's atoms.  When several of them fix the same argument to
+    different constants (``rdf:type(S, ub:Student)``, ``rdf:type(S, ub:Course)``, …), a batch is split by that
+    argument once and each part goes only to the literals whose constant it carries, instead of every literal
+    matching every atom."""
+
+    __slots__ = ("always", "keyed", "pos")
+
+    MIN_KEYED = 2
+
+    def __init__(self, lits: list[Literal]) -> None:
+        counts: dict[int, set] = {}
+        for lit in lits:
+            for i, (kind, value) in enumerate(lit.spec.pattern):
+                if kind == "c":
+                    counts.setdefault(i, set()).add(value)
+        best = max(counts, key=lambda i: len(counts[i]), default=None)
+        if best is None or len(counts[best]) < self.MIN_KEYED:
+            self.pos, self.keyed, self.always = None, {}, list(lits)
+            return
+        self.pos = best
+        self.keyed: dict = {}
+        self.always: list[Literal] = []
+        for lit in lits:
+            kind, value = lit.spec.pattern[best] if best < len(lit.spec.pattern) else ("v", None)
+            if kind == "c":
+                self.keyed.setdefault(value, []).append(lit)
+            else:
+                self.always.append(lit)
+
+    def split(self, batch: list) -> list[tuple[list[Literal], list]]:
+        pos = self.pos
+        keyed = self.keyed
+        groups: dict = {}
+        for args in batch:
+            if len(args) > pos:
+                value = args[pos]
+                if value in keyed:
+                    group = groups.get(value)
+                    if group is None:
+                        groups[value] = [args]
+                    else:
+                        group.append(args)
+        return [(keyed[v], g) for v, g in groups.items()]
+
+    def on_points(self, batch: list, t: int, now: int, stream: str) -> None:
+        parts = [(self.always, batch)] if self.pos is None else [(self.always, batch), *self.split(batch)]
+        for lits, part in parts:
+            for lit in lits:
+                view = lit.spec.view
+                if view is ALL or view == stream:
+                    lit.on_points(part, t, INF, now)
+
+    def on_now(self, by_h: dict[int, list], now: int) -> None:
+        for lit in self.always:
+            lit.on_now(by_h, now)
+        if self.pos is None:
+            return
+        per_lit: dict[int, tuple[Literal, dict]] = {}
+        for h, batch in by_h.items():
+            for lits, part in self.split(batch):
+                for lit in lits:
+                    per_lit.setdefault(id(lit), (lit, {}))[1][h] = part
+        for lit, parts in per_lit.values():
+            lit.on_now(parts, now)
 
 
 def _unique(items: list) -> list:
