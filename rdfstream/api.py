@@ -130,6 +130,7 @@ class Engine:
         self.runtime = None
         self.closed = False
         self._closures: dict = {}
+        self.program_guards: set = set()  # schema patterns the programs' specialised rules assume static
 
     # ---------------------------------------------------------------- registration
 
@@ -222,14 +223,23 @@ class Engine:
         return closure_for
 
     def register_program(self, text: str, dialect: str = "native", *, name: str | None = None,
-                         stream: str | None = None, source: str | None = None) -> ProgramHandle:
+                         stream: str | None = None, source: str | None = None, rules: Iterable = (),
+                         specialise: bool = True) -> ProgramHandle:
         """A LARS program over the same streams; windows that name no stream read ``stream`` (default: the
-        only registered stream)."""
+        only registered stream).  ``rules``: entailment rule files added to the program (as ``--rules`` does);
+        they hold at every time point and are specialised against the program's facts."""
         from .engine.continuous import rename_default_stream
+        from .entailment import add_rules_to_program, load_rules, prepare_program
         from .frontends.registry import parse_program
 
         self._before_start("register a program")
         program = parse_program(text, dialect, source=source)
+        program, guards = prepare_program(program, specialised=specialise)
+        if rules:
+            loaded, _ = load_rules(list(rules))
+            program, more = add_rules_to_program(program, loaded, specialised=specialise)
+            guards |= more
+        self.program_guards |= guards
         target = stream if stream is not None else (next(iter(self.streams)) if len(self.streams) == 1 else None)
         if target is not None:
             program = rename_default_stream(program, _plain(target))
@@ -261,7 +271,7 @@ class Engine:
         used = {g for q in compiled for g in q.graphs + q.named_graphs}
         background = [a for g in used for a in quad_atoms(g, self.graphs[g])]
         programs = [(h.name, h.program) for h in self.programs]
-        self.runtime = ContinuousEngine(compiled, programs, background, t0)
+        self.runtime = ContinuousEngine(compiled, programs, background, t0, program_guards=self.program_guards)
 
     def push(self, stream: str, triples: Iterable[tuple], t: int) -> None:
         """Triples (rdflib terms; or one triple) arriving on ``stream`` at ``t`` (milliseconds), in arrival order."""

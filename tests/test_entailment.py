@@ -285,3 +285,23 @@ def test_lubm_without_rules_misses_the_inferred_answers():
     empty = Path(__file__).parent / "data" / "no-rules.lars"
     result = lubm.run(univ=1, queries=(12,), rules=[empty])
     assert result.answers[12] == set()
+
+
+def test_api_program_with_rules_and_its_schema_guard():
+    program = """@prefix ex: <http://ex.org/> .
+@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
+@prefix rdf: <http://www.w3.org/1999/02/22-rdf-syntax-ns#> .
+rdfs:subClassOf(ex:Student, ex:Person).
+person(X) :- rdf:type(X, ex:Person).
+"""
+    engine = Engine(t0=0)
+    engine.register_stream("http://ex.org/s")
+    handle = engine.register_program(program, rules=["rdfs"])
+    changes = []
+    handle.add_consumer(lambda r: changes.append((r.t, sorted(map(str, r.added)))))
+    engine.push("http://ex.org/s", [(EX.a, RDF.type, EX.Student)], 0)
+    engine.advance_to(2)
+    assert (0, ["person(<http://ex.org/a>)"]) in [(t, [a for a in added if a.startswith("person")])
+                                                  for t, added in changes]
+    with pytest.raises(EvaluationError, match="schema triple"):
+        engine.push("http://ex.org/s", [(EX.Student, RDFS.subClassOf, EX.Agent)], 3)

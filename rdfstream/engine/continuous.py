@@ -33,6 +33,7 @@ from .session import Engine
 
 Row = tuple  # (pred, args): an atom as the engine takes it
 RDF_TYPE = "<http://www.w3.org/1999/02/22-rdf-syntax-ns#type>"
+ANY_STREAM = "*"  # guards of LARS programs, which read every stream
 
 
 @dataclass
@@ -104,7 +105,7 @@ class ContinuousEngine:
     """Queries (compiled IR) and LARS programs sharing one incremental engine; see the module docstring."""
 
     def __init__(self, queries: list[ContinuousQuery], programs: list[tuple[str, Program]] = (),
-                 background: Iterable[Atom] = (), t0: int = 0) -> None:
+                 background: Iterable[Atom] = (), t0: int = 0, program_guards: Iterable[tuple] = ()) -> None:
         self.t0 = t0
         shared = [q for q in queries if q.clock != "triples"]
         rules: list[Rule] = []
@@ -123,11 +124,17 @@ class ContinuousEngine:
         self.engine = Engine(Program(tuple(rules), tuple(facts)), start=t0, background=background)
         # schema triples the streams must not bring, because rules were specialised against the background
         self.guards: dict[str, tuple[set, set]] = {}
-        for q in queries:
-            for w in q.windows:
-                preds, classes = self.guards.setdefault(w.stream, (set(), set()))
-                for pred, obj in q.guards:
-                    (classes if obj is not None else preds).add(obj if obj is not None else pred)
+        wanted = [(w.stream, q.guards) for q in queries for w in q.windows]
+        program_guards = set(program_guards)
+        if program_guards:  # programs read every stream
+            streams = {w.stream for q in queries for w in q.windows} | {
+                lit.window.stream.strip("<>") for _, p in programs for r in p.rules for lit in r.body
+                if type(lit) is ExtAtom and lit.window is not None and lit.window.stream}
+            wanted += [(s, program_guards) for s in streams | {ANY_STREAM}]
+        for stream, guards in wanted:
+            preds, classes = self.guards.setdefault(stream, (set(), set()))
+            for pred, obj in guards:
+                (classes if obj is not None else preds).add(obj if obj is not None else pred)
         self.queries: list[_Query] = []
         for q in queries:
             engine = self.engine if q.clock != "triples" else Engine(q.program, start=0, background=background)
@@ -160,7 +167,7 @@ class ContinuousEngine:
             raise EvaluationError(f"timestamp {t} on <{stream}> is late: time was already advanced to {self.watermark}")
         if not rows:
             return
-        guard = self.guards.get(stream)
+        guard = self.guards.get(stream, self.guards.get(ANY_STREAM))
         if guard is not None and (guard[0] or guard[1]):
             self._check_schema(stream, rows, t, guard)
         fresh = rows
