@@ -83,12 +83,13 @@ def department_rows(departments: Iterable) -> Iterator[list[tuple]]:
         found = cache.get(term)
         if found is None:
             found = sys.intern(term) if term[0] == "<" else parse_term(term)[0]
-            if len(cache) < 1_000_000:
-                cache[term] = found
+            cache[term] = found
         return found
 
     for dept in departments:
         yield [(const(p), (const(s), const(o))) for s, p, o in dept.triples()]
+        if len(cache) > 100_000:  # terms rarely repeat across departments: keep memory flat
+            cache.clear()
 
 
 def run(univ: int = 1, index: int = 0, seed: int = 0, queries: tuple[int, ...] = ALL, rules: Iterable = (),
@@ -120,6 +121,7 @@ def run(univ: int = 1, index: int = 0, seed: int = 0, queries: tuple[int, ...] =
     source = departments if departments is not None else generate(univ, index, seed)
     for i, rows in enumerate(department_rows(source)):
         engine.push_rows(STREAM, rows, i)
+        engine.advance_to(i + 1)  # a watermark: department i is complete, its report and expiry can go
         result.triples += len(rows)
         result.departments += 1
         if on_department is not None:
