@@ -13,6 +13,7 @@ proportion to what expires; it also keeps the times at which something happens (
 from __future__ import annotations
 
 import heapq
+from operator import itemgetter
 
 from ..ir.windows import INF
 
@@ -42,13 +43,30 @@ class AnnotatedMap:
         return idx
 
     def _index(self, vals: tuple) -> None:
+        self._index_many((vals,))
+
+    def _index_many(self, batch) -> None:
+        """Add new groundings to every secondary index (one pass per index, no per-fact generator)."""
         for cols, idx in self.keyed.items():
-            key = tuple(vals[c] for c in cols)
-            bucket = idx.get(key)
-            if bucket is None:
-                idx[key] = {vals: None}
+            get = idx.get
+            if len(cols) == 1:
+                c = cols[0]
+                for vals in batch:
+                    key = (vals[c],)
+                    bucket = get(key)
+                    if bucket is None:
+                        idx[key] = {vals: None}
+                    else:
+                        bucket[vals] = None
             else:
-                bucket[vals] = None
+                pick = itemgetter(*cols)
+                for vals in batch:
+                    key = pick(vals)
+                    bucket = get(key)
+                    if bucket is None:
+                        idx[key] = {vals: None}
+                    else:
+                        bucket[vals] = None
 
     def put(self, vals: tuple, h: int, now: int) -> bool:
         """Add or extend a grounding valid now until ``h``; True when it is new or extended."""
@@ -77,20 +95,24 @@ class AnnotatedMap:
         if born:
             self.born.extend(born)
             if self.keyed:
-                for vals in born:
-                    self._index(vals)
+                self._index_many(born)
         self.delta.extend(fresh)
         self.calendar.file(self, fresh, h, now)
         return fresh
 
     def discard(self, vals: tuple) -> None:
         del self.entries[vals]
+        self._unindex_many((vals,))
+
+    def _unindex_many(self, batch) -> None:
         for cols, idx in self.keyed.items():
-            key = tuple(vals[c] for c in cols)
-            bucket = idx[key]
-            del bucket[vals]
-            if not bucket:
-                del idx[key]
+            pick = (lambda v, c=cols[0]: (v[c],)) if len(cols) == 1 else itemgetter(*cols)
+            for vals in batch:
+                key = pick(vals)
+                bucket = idx[key]
+                del bucket[vals]
+                if not bucket:
+                    del idx[key]
 
     def expire_many(self, batch, h: int) -> None:
         """Drop the groundings of ``batch`` whose horizon is still ``h`` (not extended since filed)."""
@@ -101,9 +123,10 @@ class AnnotatedMap:
             return
         # a batch may name a key twice (it was derived twice in one call)
         if self.keyed:
+            gone = list(dict.fromkeys(gone))  # a batch may name a key twice
             for vals in gone:
-                if vals in entries:
-                    self.discard(vals)
+                del entries[vals]
+            self._unindex_many(gone)
         else:
             pop = entries.pop
             for vals in gone:
