@@ -54,8 +54,13 @@ def iri(value: str) -> str:
     return f"<{value}>"
 
 
+_NEEDS_ESCAPE = re.compile(r'[\\"\n\r\t]')
+
+
 def string(value: str) -> str:
     """The constant for a plain string literal."""
+    if _NEEDS_ESCAPE.search(value) is None:  # the common case: nothing to escape
+        return f'"{value}"'
     return '"' + "".join(_ESCAPES.get(ch, ch) for ch in value) + '"'
 
 
