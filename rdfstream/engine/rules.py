@@ -210,7 +210,10 @@ class RuleCompiler:
             level = 1
         place_ready()
         while pending_pos:
-            best = max(pending_pos, key=lambda i: (sum(v in bound for v in c.positives[i].vars), -i))
+            # a literal whose variables are all bound is one lookup that can only filter: take it first; then
+            # the one with the most bound variables
+            best = max(pending_pos, key=lambda i: (all(v in bound for v in c.positives[i].vars),
+                                                   sum(v in bound for v in c.positives[i].vars), -i))
             pending_pos.remove(best)
             pos = c.positives[best]
             ent = w.bind(f"E{best}", pos.literal.map.entries)
