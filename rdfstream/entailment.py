@@ -29,9 +29,10 @@ def resolve_rules_path(path: str | os.PathLike) -> Path:
     p = Path(path)
     if p.exists():
         return p
-    for candidate in (BUNDLED / p.name, BUNDLED / f"{p.name}.lars"):
-        if candidate.exists():
-            return candidate
+    for folder in (BUNDLED, Path.cwd() / "rules"):
+        for candidate in (folder / p.name, folder / f"{p.name}.lars"):
+            if candidate.exists():
+                return candidate
     raise FileNotFoundError(f"no such rule file: {path}")
 
 

@@ -20,7 +20,15 @@ from pathlib import Path
 from .generator import ONTOLOGY, generate
 
 STREAM = "urn:rdfstream:lubm:departments"
-ROOT = Path(__file__).resolve().parent.parent.parent
+
+
+def _root() -> Path:
+    """The folder with queries/lubm, ontologies/ and rules/: the source checkout, else the working directory."""
+    here = Path(__file__).resolve().parent.parent.parent
+    return here if (here / "queries" / "lubm").is_dir() else Path.cwd()
+
+
+ROOT = _root()
 QUERIES = ROOT / "queries" / "lubm"
 ONTOLOGY_FILE = ROOT / "ontologies" / "univ-bench.ttl"
 DEFAULT_RULES = ROOT / "rules" / "owl2rl.lars"
@@ -99,6 +107,10 @@ def run(univ: int = 1, index: int = 0, seed: int = 0, queries: tuple[int, ...] =
     from ..api import Engine
 
     rules = list(rules) or [DEFAULT_RULES]
+    for needed in (ONTOLOGY_FILE, QUERIES):
+        if not needed.exists():
+            raise FileNotFoundError(f"{needed} not found: run from the rdfstream source folder (it holds queries/lubm,"
+                                    " ontologies/ and rules/)")
     result = Result(queries)
     start = time.process_time()
     engine = Engine(t0=0)
