@@ -26,8 +26,8 @@ Everything here is a pure function of the IR; the static closure is computed by 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
 from decimal import Decimal
 
 from ..atoms import Atom
@@ -218,7 +218,6 @@ class Specialised:
     guards: set[tuple]  # (pred, object or None): schema triples the streams must not bring
     static_atoms: int = 0  # how many body atoms were matched at compile time
     unfolded: int = 0
-    notes: list[str] = field(default_factory=list)
 
 
 def _instances(rule: Rule, static: list[int], facts: FactIndex) -> list[Rule]:
@@ -395,8 +394,3 @@ def unfold(rules: list[Rule], facts: FactIndex | None = None, *, max_defs: int =
             seen.add((r.head, r.body))
             final.append(r)
     return final, count
-
-
-def saturate_facts(rules: list[Rule], facts: Iterable[Atom], evaluate: Callable) -> set[Atom]:
-    """The static closure: ``evaluate(rules, facts)`` runs the rules to a fixpoint (the engine does it)."""
-    return set(evaluate(rules, list(facts)))
