@@ -345,7 +345,7 @@ def explain_query(cq: ContinuousQuery, format_program) -> str:
     if cq.entailment:
         lines.append(f"% {cq.entailment}")
     lines.append("")
-    lines.append(_format_rules(cq.program).rstrip("\n"))
+    lines.append(format_rules(cq.program).rstrip("\n"))
     lines.append("")
     lines.append("% report when some window holds a triple, with:")
     lines.append(f"%   {cq.algebra}")
@@ -357,7 +357,7 @@ def explain_query(cq: ContinuousQuery, format_program) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _format_rules(program: Program, max_facts: int = 40) -> str:
+def format_rules(program: Program, max_facts: int | None = 40) -> str:
     """A program as native LARS; rules specialised from an entailment rule file say which rule they come from,
     and a long list of background facts (a static closure) is cut short."""
     from .ir.printer import format_atom_in, format_rule
@@ -366,7 +366,7 @@ def _format_rules(program: Program, max_facts: int = 40) -> str:
     lines = [f"@prefix {p}: <{ns}> ." for p, ns in pfx]
     facts = program.facts
     lines += [f"{format_atom_in(f, pfx)}." for f in facts[:max_facts]]
-    if len(facts) > max_facts:
+    if max_facts is not None and len(facts) > max_facts:
         lines.append(f"% … and {len(facts) - max_facts} more background facts (the static closure)")
     for rule in program.rules:
         text = format_rule(rule, pfx)

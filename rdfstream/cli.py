@@ -268,8 +268,10 @@ def cmd_explain(args, out: TextIO) -> int:
     if args.rules:
         program, _ = with_rules(program, args.rules, background, args.specialise)
     engine = Engine(program)
-    out.write("% program (canonical native LARS)\n")
-    out.write(str(program))
+    from .api import format_rules
+
+    out.write("% program (canonical native LARS; rules specialised from a rule file end with its rule's name)\n")
+    out.write(format_rules(program, max_facts=None))
     out.write("\n% strata, in evaluation order\n")
     for i, stratum in enumerate(engine.strata):
         preds = sorted({r.head.atom.pred for cr in stratum.rules for r in cr.rules})
