@@ -31,6 +31,7 @@ from rdfstream.ir.nodes import (
     Expr,
     ExtAtom,
     Op,
+    PartitionWindow,
     Program,
     Rule,
     TimeWindow,
@@ -378,8 +379,53 @@ class _Model:
                 lambda u, pred: self.candidates(u, pred, name),
                 lambda atom, u: self.holds(atom, u, name),
             )
+        if type(window) is PartitionWindow:
+            return self._partition_scope(window)
         assert type(window) is TupleWindow
         return self._tuple_scope(window)
+
+    def _partition_scope(self, window: PartitionWindow) -> _Scope:
+        """LARS's w_p: the stream's atoms matching the key pattern, split by the values of its named variables
+        (written out here, independently of the engine); each part keeps its last ``n`` atoms."""
+        named = []
+        for term in (window.key.pred, *window.key.args):
+            if is_var(term) and not term.name.startswith("_") and term not in named:
+                named.append(term)
+        parts: dict[tuple, list] = {}
+        points = self.streams.get(window.stream, {})
+        for u in sorted(points):
+            for atom in points[u]:
+                if len(atom.args) != len(window.key.args):
+                    continue
+                binding: dict = {}
+                ok = True
+                for pat, value in zip((window.key.pred, *window.key.args), (atom.pred, *atom.args), strict=True):
+                    if not is_var(pat):
+                        ok = pat == value
+                    elif not pat.name.startswith("_"):
+                        ok = binding.setdefault(pat, value) == value
+                    if not ok:
+                        break
+                if ok:
+                    parts.setdefault(tuple(binding[v] for v in named), []).append((u, atom))
+        kept_at: dict[int, set[Atom]] = {}
+        lo = self.t
+        for arrivals in parts.values():
+            kept = arrivals[-window.size:]
+            lo = min(lo, kept[0][0] if len(arrivals) >= window.size else self.start)
+            for u, atom in kept:
+                kept_at.setdefault(u, set()).add(atom)
+        if not parts:
+            lo = self.start
+        bg, bg_by_pred = self.background, self.background_by_pred
+
+        def candidates(u: int, pred: str) -> list[Atom]:
+            return [*bg_by_pred.get(pred, ()), *(a for a in kept_at.get(u, ()) if a.pred == pred)]
+
+        def holds(atom: Atom, u: int) -> bool:
+            return atom in bg or atom in kept_at.get(u, ())
+
+        return _Scope(range(lo, self.t + 1), candidates, holds)
 
     def _tuple_scope(self, window: TupleWindow) -> _Scope:
         """The last ``n`` data atoms of the window's stream (each atom once per point, see input)."""

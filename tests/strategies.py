@@ -20,6 +20,7 @@ from rdfstream.ir.nodes import (
     ExtAtom,
     Head,
     Op,
+    PartitionWindow,
     Program,
     Rule,
     TimeWindow,
@@ -40,11 +41,16 @@ TIME_VARS = [Var("T"), Var("U")]
 
 @st.composite
 def windows(draw, allow_tuple: bool):
-    kinds = ["none", "time", "step"] + (["tuple"] if allow_tuple else [])
+    kinds = ["none", "time", "step"] + (["tuple", "partition"] if allow_tuple else [])
     kind = draw(st.sampled_from(kinds))
     stream = draw(st.sampled_from(["", "", "", SECOND_STREAM]))
     if kind == "none":
         return None
+    if kind == "partition":  # LARS's w_p: split by a key pattern over the data predicates
+        k, k2, anon = Var("K"), Var("K2"), Var("_1")
+        key = draw(st.sampled_from([Atom("a", (k,)), Atom("b", (k, anon)), Atom("b", (anon, k)), Atom("b", (k, k2)),
+                                    Atom("b", (k, k)), Atom(Var("P"), (k,)), Atom("b", (k, "y"))]))
+        return PartitionWindow(draw(st.integers(1, 3)), key, stream=stream)
     if kind == "time":
         return TimeWindow(draw(st.integers(0, 4)), stream=stream)
     if kind == "step":
@@ -67,8 +73,12 @@ def atom_over(draw, pred: str, arity: int, var_pool, const_p: float = 0.15):
 def ext_atom(draw, pred: str, arity: int, var_pool, time_var, negated=False, inner=False, extensional=True):
     atom = draw(atom_over(pred, arity, var_pool))
     window = draw(windows(allow_tuple=extensional))
+    if type(window) is PartitionWindow and inner:  # 'not' inside a partition window is not defined
+        window = TupleWindow(window.size, window.stream)
     # weighted towards operators that are often true, so that outputs are rarely empty
     op_choices = [Op.DIAMOND, Op.DIAMOND, Op.DIAMOND, Op.AT, Op.AT, Op.BOX]
+    if type(window) is PartitionWindow:
+        op_choices = [Op.DIAMOND, Op.DIAMOND, Op.AT]
     if window is None:
         op_choices += [None, None]
     op = draw(st.sampled_from(op_choices))

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..ir.nodes import ExtAtom, Op, TupleWindow
+from ..ir.nodes import ExtAtom, Op, PartitionWindow, TupleWindow
 from ..ir.windows import INF, next_pivot, range_at, visible_evals
 from ..terms import Var, is_var
 from .annotations import AnnotatedMap
@@ -39,6 +39,7 @@ class LiteralSpec:
     step: int
     view: str | None  # stream read by the window; ALL for plain atoms / no window
     offset: int | None = None  # first pivot of a window with an offset (see TimeWindow)
+    partition: tuple | None = None  # a partition window's key pattern (PartitionWindow.parts); tuple_window too
 
     @property
     def arity(self) -> int:
@@ -79,14 +80,18 @@ def literal_spec(ext: ExtAtom) -> tuple[LiteralSpec, tuple[Var, ...]]:
     op = ext.op or Op.DIAMOND
     window = ext.window
     offset = None
+    partition = None
     if window is None:
         size, step, view, is_tuple = (0 if ext.op is None else INF), 1, ALL, False
     elif type(window) is TupleWindow:
         size, step, view, is_tuple = window.size, 1, window.stream, True
+    elif type(window) is PartitionWindow:
+        size, step, view, is_tuple = window.size, 1, window.stream, True
+        partition = window.parts()
     else:
         size, step, view, is_tuple = window.size, window.step, window.stream, False
         offset = window.offset
-    spec = LiteralSpec(pred, tuple(pattern), len(order), op, time, is_tuple, size, step, view, offset)
+    spec = LiteralSpec(pred, tuple(pattern), len(order), op, time, is_tuple, size, step, view, offset, partition)
     return spec, tuple(order)
 
 
@@ -227,6 +232,8 @@ class Literal:
 
     def time_range(self, t: int):
         spec = self.spec
+        if spec.partition is not None:
+            return self.engine.partition_range(spec.view, spec.partition, spec.size, t)
         if spec.tuple_window:
             return self.engine.tuple_range(spec.view, spec.size, t)
         return range_at(spec.size, spec.step, t, self.engine.start, spec.offset)
@@ -269,7 +276,10 @@ class Literal:
         engine = self.engine
         put = self.map.put
         if spec.tuple_window:
-            kept = engine.tuple_kept(spec.view, spec.size, t, spec.pred)
+            if spec.partition is not None:
+                kept = engine.partition_kept(spec.view, spec.partition, spec.size, spec.pred)
+            else:
+                kept = engine.tuple_kept(spec.view, spec.size, t, spec.pred)
             if spec.op is Op.BOX:
                 points: dict[tuple, set[int]] = {}
                 for point, args in kept:

@@ -25,7 +25,7 @@ from operator import itemgetter
 from ..atoms import Atom
 from ..errors import EvaluationError
 from ..ir.analysis import analyse
-from ..ir.nodes import DEFAULT_STREAM, ExtAtom, Op, Program, TupleWindow
+from ..ir.nodes import DEFAULT_STREAM, ExtAtom, Op, PartitionWindow, Program, TupleWindow, partition_key
 from ..ir.printer import format_rule
 from ..ir.windows import INF, next_pivot
 from .annotations import AnnotatedMap, Calendar
@@ -125,7 +125,7 @@ class Engine:
         if rule.head.time is not None or len(rule.body) != 1 or type(rule.body[0]) is not ExtAtom:
             return None
         ext = rule.body[0]
-        if not ext.positive or ext.op not in (None, Op.DIAMOND) or type(ext.window) is TupleWindow:
+        if not ext.positive or ext.op not in (None, Op.DIAMOND) or type(ext.window) in (TupleWindow, PartitionWindow):
             return None
         if ext.window is not None and (ext.window.step != 1 or ext.window.offset is not None):
             return None
@@ -178,6 +178,7 @@ class Engine:
         self.clock_dependent = False
         self.steps: set[tuple[int, int | None]] = set()
         self.tuple_sizes: dict[str, int] = {}
+        self.partition_sizes: dict[tuple, int] = {}  # (stream, key pattern) -> the largest size that reads it
         self.box_views: dict[tuple, None] = {}
         for lit in self.literals.values():
             spec = lit.spec
@@ -186,7 +187,12 @@ class Engine:
                 # stepped window need no such ticks: their groundings start (activations) and end (horizons)
                 # on events of their own
                 self.steps.add((spec.step, spec.offset))
-            if spec.tuple_window:
+            if spec.partition is not None:
+                key = (spec.view, spec.partition)
+                self.partition_sizes[key] = max(self.partition_sizes.get(key, 0), spec.size)
+                if spec.op is Op.AT and spec.pred in self.background:
+                    self.clock_dependent = True
+            elif spec.tuple_window:
                 self.tuple_sizes[spec.view] = max(self.tuple_sizes.get(spec.view, 0), spec.size)
                 if spec.op is Op.AT and spec.pred in self.background:
                     self.clock_dependent = True
@@ -233,6 +239,8 @@ class Engine:
         if not hasattr(self, "history"):
             self.history: dict[tuple, dict[int, set]] = {(v, p): {} for (v, p) in self.box_views}
             self.tuples: dict[str, deque] = {s: deque(maxlen=n) for s, n in self.tuple_sizes.items()}
+            # partition windows: per (stream, key pattern), per key value, the part's latest atoms
+            self.partitions: dict[tuple, dict[tuple, deque]] = {k: {} for k in self.partition_sizes}
         self.history_by_pred: dict[str, list] = {}
         for key in self.history:
             self.history_by_pred.setdefault(key[1], []).append(key)
@@ -507,6 +515,16 @@ class Engine:
             queue = self.tuples.get(stream)
             if queue is not None:
                 queue.extend((t, pred, args) for pred, args in rows)
+            for (view, parts_pattern), size in self.partition_sizes.items():
+                if view == stream:
+                    parts = self.partitions[(view, parts_pattern)]
+                    for pred, args in rows:
+                        key = partition_key(parts_pattern, pred, args)
+                        if key is not None:
+                            part = parts.get(key)
+                            if part is None:
+                                part = parts[key] = deque(maxlen=size)
+                            part.append((t, pred, args))
             preds = set(map(_pred, rows))
             if len(preds) == 1:
                 by_pred = {preds.pop(): list(map(_horizon, rows))}  # (pred, args)[1] is the args
@@ -621,7 +639,8 @@ class Engine:
             "filed_expiries": sum(len(batch) for bucket in self.calendar.buckets.values() for _, batch in bucket),
             "pending_activations": sum(len(b) for batches in self.activations.values() for _, b, _ in batches),
             "data_history": sum(len(rows) for hist in self.history.values() for rows in hist.values())
-            + sum(len(q) for q in self.tuples.values()),
+            + sum(len(q) for q in self.tuples.values())
+            + sum(len(part) for parts in self.partitions.values() for part in parts.values()),
         }
 
     def placed(self) -> dict[int, frozenset[Atom]]:
@@ -647,6 +666,29 @@ class Engine:
         if queue is None or len(queue) < size:
             return (self.start, t)
         return (queue[-size][0], t)
+
+    def partition_range(self, stream: str, pattern: tuple, size: int, t: int):
+        """The range of a partition window: from the oldest atom a full part keeps (the start while some part
+        holds fewer than ``size`` atoms, or none exists), to ``t``."""
+        parts = self.partitions.get((stream, pattern))
+        if not parts:
+            return (self.start, t)
+        oldest = t
+        for part in parts.values():
+            if len(part) < size:
+                return (self.start, t)
+            oldest = min(oldest, part[-size][0])
+        return (oldest, t)
+
+    def partition_kept(self, stream: str, pattern: tuple, size: int, pred: str):
+        out = []
+        for part in self.partitions.get((stream, pattern), {}).values():
+            kept = list(part)[-size:]
+            if pred == ANY_PRED:
+                out.extend((point, (p, *args)) for point, p, args in kept)
+            else:
+                out.extend((point, args) for point, p, args in kept if p == pred)
+        return out
 
     def tuple_kept(self, stream: str, size: int, t: int, pred: str):
         queue = self.tuples.get(stream)

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from ..errors import CompileError, StratificationError, UnsafeRuleError
 from ..terms import Var, is_var
-from .nodes import BodyLiteral, Comparison, ExtAtom, Op, Program, Rule, TupleWindow, expr_variables
+from .nodes import BodyLiteral, Comparison, ExtAtom, Op, PartitionWindow, Program, Rule, TupleWindow, expr_variables
 from .printer import format_rule
 
 
@@ -87,6 +87,15 @@ def check_windows(program: Program) -> None:
                     f"[] over an atom with a predicate variable is not supported, in rule: {format_rule(rule)}",
                     lit.span or rule.span,
                 )
+            if type(lit) is ExtAtom and type(lit.window) is PartitionWindow:
+                if lit.op is Op.BOX or lit.inner_negated:
+                    raise CompileError(
+                        "a partition window takes <> or @ (its parts' ranges differ, so [] and 'not' inside it"
+                        f" are not defined), in rule: {format_rule(rule)}", lit.span or rule.span)
+                if lit.atom.pred in intensional or lit.window.key.pred in intensional:
+                    raise CompileError(
+                        f"partition window over derived predicate {lit.atom.pred}: partition windows split data"
+                        f" atoms only, in rule: {format_rule(rule)}", lit.span or rule.span)
             if type(lit) is ExtAtom and type(lit.window) is TupleWindow and lit.atom.pred in intensional:
                 raise CompileError(
                     f"tuple window over derived predicate {lit.atom.pred}: tuple windows count and show"

@@ -50,7 +50,60 @@ class TupleWindow:
             raise CompileError(f"tuple window size must be >= 1, got {self.size}")
 
 
-Window = TimeWindow | TupleWindow
+@dataclass(frozen=True, slots=True)
+class PartitionWindow:
+    """``[#size by key]``: LARS's partition-based window (w_p).  The data atoms of the stream that match the
+    pattern ``key`` are split by the values of its named variables (``[#1 by tram(Id, _)]``: one part per
+    tram); each part keeps its last ``size`` atoms, in arrival order, and the window holds the union of the
+    parts.  Atoms that do not match ``key`` are not in the window (the LARS paper's partition 0 of size 0).
+    The key's variables are local to the window; anonymous ones (``_``) are not part of the key."""
+
+    size: int
+    key: Atom
+    stream: str = DEFAULT_STREAM
+
+    def __post_init__(self) -> None:
+        if self.size < 1:
+            raise CompileError(f"partition window size must be >= 1, got {self.size}")
+        if not any(is_var(a) and not a.name.startswith("_") for a in (self.key.pred, *self.key.args)):
+            raise CompileError(f"a partition window's key {self.key} names no variable to partition by")
+
+    def parts(self) -> tuple:
+        """The key as a pattern: per position of (pred, *args) ``("k", i)`` (the i-th key part), ``("_",)`` or
+        ``("c", const)``."""
+        order: list = []
+        out = []
+        for term in (self.key.pred, *self.key.args):
+            if is_var(term) and not term.name.startswith("_"):
+                if term not in order:
+                    order.append(term)
+                out.append(("k", order.index(term)))
+            elif is_var(term):
+                out.append(("_",))
+            else:
+                out.append(("c", term))
+        return tuple(out)
+
+
+def partition_key(parts: tuple, pred, args: tuple):
+    """The key of the atom ``pred(args)`` under a partition pattern (:meth:`PartitionWindow.parts`), or None."""
+    if len(args) + 1 != len(parts):
+        return None
+    key: dict[int, object] = {}
+    for part, value in zip(parts, (pred, *args), strict=True):
+        kind = part[0]
+        if kind == "c":
+            if part[1] != value:
+                return None
+        elif kind == "k":
+            seen = key.get(part[1], key)
+            if seen is not key and seen != value:
+                return None
+            key[part[1]] = value
+    return tuple(key[i] for i in range(len(key)))
+
+
+Window = TimeWindow | TupleWindow | PartitionWindow
 
 
 class Op(enum.Enum):

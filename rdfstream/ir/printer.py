@@ -15,6 +15,7 @@ from .nodes import (
     ExtAtom,
     Head,
     Op,
+    PartitionWindow,
     Program,
     Rule,
     TimeWindow,
@@ -55,6 +56,8 @@ def format_window(window: Window, prefixes: Prefixes = ()) -> str:
     source = "" if window.stream == DEFAULT_STREAM else f" from {compact(window.stream, prefixes)}"
     if type(window) is TupleWindow:
         return f"[#{window.size}{source}]"
+    if type(window) is PartitionWindow:
+        return f"[#{window.size} by {format_atom_in(window.key, prefixes)}{source}]"
     assert type(window) is TimeWindow
     step = "" if window.step == 1 and window.offset is None else f" step {window.step}"
     if window.offset is not None:

@@ -31,6 +31,7 @@ from ...ir.nodes import (
     ExtAtom,
     Head,
     Op,
+    PartitionWindow,
     Program,
     Rule,
     TimeWindow,
@@ -109,7 +110,7 @@ class TokPrefix(Tok):
 
 
 class TokWindow(Tok):
-    __slots__ = ("offset", "size", "step", "stream", "tuple")
+    __slots__ = ("key", "offset", "size", "step", "stream", "tuple")
 
     def __init__(self, loc: int, is_tuple: bool, size: int, step: int, stream: Tok | None):
         super().__init__(loc)
@@ -118,6 +119,7 @@ class TokWindow(Tok):
         self.step = step
         self.stream = stream
         self.offset: int | None = None
+        self.key: Tok | None = None  # [#n by key]: a partition window
 
 
 class TokOp(Tok):
@@ -206,6 +208,7 @@ def _window_tok(is_tuple: bool):
         stream = toks.get("stream")
         tok = TokWindow(loc, is_tuple, size, step, stream)
         tok.offset = toks.get("offset")
+        tok.key = toks.get("key")
         return tok
 
     return action
@@ -279,7 +282,9 @@ class Grammar:
             - rbrack
         )
         time_window.set_parse_action(_window_tok(False))
-        tuple_window = pp.Regex(r"\[[ \t]*#").suppress() - uint + pp.Optional(from_clause) - rbrack
+        by_clause = pp.Keyword("by").suppress() - atom("key")
+        tuple_window = (pp.Regex(r"\[[ \t]*#").suppress() - uint + pp.Optional(by_clause) + pp.Optional(from_clause)
+                        - rbrack)
         tuple_window.set_parse_action(_window_tok(True))
         uwindow = pp.Regex(_UWINDOW_PARTS.pattern).set_name("window")
         uwindow.set_parse_action(lambda s, l, t: _uwindow_tok(l, t[0]))
@@ -421,8 +426,11 @@ class _Builder(TermBuilder):
             lambda: ExtAtom(atom, op, time, window, tok.inner, tok.negated, span), tok.loc
         )
 
-    def window(self, tok: TokWindow) -> TimeWindow | TupleWindow:
+    def window(self, tok: TokWindow) -> TimeWindow | TupleWindow | PartitionWindow:
         stream = DEFAULT_STREAM if tok.stream is None else self.term(tok.stream)
+        if tok.key is not None:
+            key = self.atom(tok.key)
+            return self.build(lambda: PartitionWindow(tok.size, key, stream), tok.loc)  # type: ignore[return-value]
         if tok.tuple:
             return self.build(lambda: TupleWindow(tok.size, stream), tok.loc)  # type: ignore[return-value]
         return self.build(  # type: ignore[return-value]
