@@ -292,6 +292,10 @@ def cmd_explain(args, out: TextIO) -> int:
         out.write(f"% {spec.pred}/{spec.arity} {spec.op.value} window={_window_text(spec)} ({kind})\n")
     if engine.clock_dependent:
         out.write("% clock-dependent: every tick is evaluated\n")
+    from .ir.partition import analyse_partition
+
+    plan = analyse_partition(program, 0, frozenset(a.pred for a in background))
+    out.write(f"\n% keyed scale-out: {plan.describe()}\n")
     return 0
 
 
