@@ -417,6 +417,10 @@ class _Model:
                 kept_at.setdefault(u, set()).add(atom)
         if not parts:
             lo = self.start
+        return self._kept_scope(kept_at, lo)
+
+    def _kept_scope(self, kept_at: dict[int, set[Atom]], lo: int) -> _Scope:
+        """A count window's scope: the background at every point of ``[lo, t]`` and only the kept data atoms."""
         bg, bg_by_pred = self.background, self.background_by_pred
 
         def candidates(u: int, pred: str) -> list[Atom]:
@@ -439,15 +443,7 @@ class _Model:
         kept_at: dict[int, set[Atom]] = {}
         for u, atom in kept:
             kept_at.setdefault(u, set()).add(atom)
-        bg, bg_by_pred = self.background, self.background_by_pred
-
-        def candidates(u: int, pred: str) -> list[Atom]:
-            return [*bg_by_pred.get(pred, ()), *(a for a in kept_at.get(u, ()) if a.pred == pred)]
-
-        def holds(atom: Atom, u: int) -> bool:
-            return atom in bg or atom in kept_at.get(u, ())
-
-        return _Scope(range(lo, self.t + 1), candidates, holds)
+        return self._kept_scope(kept_at, lo)
 
 
 # --------------------------------------------------------------------------------------------------
