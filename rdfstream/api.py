@@ -174,13 +174,7 @@ class Engine:
             compiled = compile_query(text, source=source, t0=self.t0 or 0, default_name=default, base=base,
                                      policy=report, entailment=entailment)
         for g in compiled.graphs + compiled.named_graphs:
-            if g not in self.graphs:
-                if not self.allow_fetch:
-                    raise UsageError(f"query {compiled.name} reads graph <{g}>, which is not registered: register"
-                                     f" it (--graph {g}=FILE), or allow fetching graphs from their IRIs")
-                from .background.graphs import fetch_graph
-
-                self.graphs[g] = fetch_graph(g)
+            self._graph(g, f"query {compiled.name}")
         for w in compiled.windows:
             self.streams.setdefault(w.stream, None)
         if compiled.is_stream:
@@ -212,10 +206,9 @@ class Engine:
             key = (ident, graphs)
             found = self._closures.get(key)
             if found is None:
-                static = [a for g in graphs for a in triple_atoms(self._graph(g, "a query"))]
-                pfx = list(prefixes)
-                for g in graphs:
-                    pfx.extend((p, str(ns)) for p, ns in self.graphs[g].namespaces())
+                loaded_graphs = [self._graph(g, "a query with rules") for g in graphs]
+                static = [a for graph in loaded_graphs for a in triple_atoms(graph)]
+                pfx = list(prefixes) + [(p, str(ns)) for graph in loaded_graphs for p, ns in graph.namespaces()]
                 found = self._closures[key] = build_closure(loaded, static, specialised=specialise,
                                                             key=repr(key), prefixes=tuple(pfx))
             return found

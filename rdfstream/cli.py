@@ -205,13 +205,12 @@ def prepare(program: Program, background: list[Atom], specialise: bool):
 
 def _check_schema(events, guards: set, source: str) -> None:
     from .errors import EvaluationError, Span
-    from .reasoning.specialise import RDF_TYPE
+    from .reasoning.specialise import SchemaGuard
 
-    preds = {p for p, o in guards if o is None}
-    classes = {o for p, o in guards if o is not None}
+    guard = SchemaGuard(guards)
     for event in events:
         for atom in event.atoms:
-            if atom.pred in preds or (atom.pred == RDF_TYPE and len(atom.args) == 2 and atom.args[1] in classes):
+            if guard.violates(atom.pred, atom.args):
                 raise EvaluationError(
                     f"schema atom {atom} in the stream: the entailment rules were specialised against the background"
                     " schema, so schema atoms must be background facts (--background); or use --no-specialise",

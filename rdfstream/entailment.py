@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 
 from .atoms import Atom
 from .errors import CompileError
 from .ir.nodes import ExtAtom, Head, Program, Rule
+from .ir.rewrite import substitute
 from .reasoning.scope import Closure, _hash
 from .reasoning.specialise import check_rule_file, is_triple_atom, specialise
 from .terms import is_var
@@ -75,8 +77,6 @@ def _untabled(pred: str, args: tuple) -> Atom:
 
 def to_table(rules: Iterable[Rule]) -> list[Rule]:
     """The rules over one triple table (so variable predicates become plain arguments)."""
-    from dataclasses import replace
-
     out = []
     for rule in rules:
         body = tuple(replace(lit, atom=_tabled(lit.atom)) if type(lit) is ExtAtom else lit for lit in rule.body)
@@ -135,8 +135,7 @@ def add_rules_to_program(program: Program, rules: list[Rule], background: Iterab
     expansion, over every IRI predicate the program derives; one left in a head is an error (it would need a
     triple table, which queries have and programs do not).  Returns the program and the guard patterns."""
     check_rule_file(rules)
-    static = [f for f in list(program.facts) + list(background) if len(f.args) == 2 or not is_triple_atom(f)]
-    closure = build_closure(rules, static, specialised=specialised,
+    closure = build_closure(rules, list(program.facts) + list(background), specialised=specialised,
                             dynamic_heads=[r.head.atom for r in program.rules], keep_helpers=True)
     instances = list(closure.specialised.rules) if closure.specialised is not None else list(rules)
     for rule in instances:
@@ -151,18 +150,16 @@ def add_rules_to_program(program: Program, rules: list[Rule], background: Iterab
     out: list[Rule] = list(program.rules)
     for rule in instances:
         out.extend(_expand_predicate_variables(rule, derived_iris))
-    facts = list(program.facts) + sorted((f for f in closure.static if f not in set(program.facts)), key=str)
-    return Program(tuple(dict.fromkeys(out)), tuple(dict.fromkeys(facts)), program.prefixes), closure.guards
+    facts = dict.fromkeys([*program.facts, *sorted(closure.static, key=str)])
+    return Program(tuple(dict.fromkeys(out)), tuple(facts), program.prefixes), closure.guards
 
 
 def _expand_predicate_variables(rule: Rule, preds: list[str]) -> list[Rule]:
     """Copies of ``rule`` with each predicate variable either kept (it then matches data atoms only, which is
     all there is of a predicate nothing derives) or bound to one of the derived predicates ``preds``."""
-    from .reasoning.specialise import substitute_rule
-
     variables = list(dict.fromkeys(
         lit.atom.pred for lit in rule.body if type(lit) is ExtAtom and is_var(lit.atom.pred)))
     out = [rule]
     for var in variables:
-        out = [r2 for r in out for r2 in [r] + [substitute_rule(r, {var: p}) for p in preds]]
+        out = [r2 for r in out for r2 in [r] + [substitute(r, {var: p}) for p in preds]]
     return out

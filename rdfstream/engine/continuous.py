@@ -28,12 +28,11 @@ from ..errors import EvaluationError, UnsupportedError, UsageError
 from ..ir.algebra import ContinuousQuery
 from ..ir.nodes import DEFAULT_STREAM, ExtAtom, Program, Rule
 from ..ir.windows import INF
+from ..reasoning.specialise import SchemaGuard
 from .algebra_eval import construct, run
 from .session import Engine
 
 Row = tuple  # (pred, args): an atom as the engine takes it
-RDF_TYPE = "<http://www.w3.org/1999/02/22-rdf-syntax-ns#type>"
-ANY_STREAM = "*"  # guards of LARS programs, which read every stream
 
 
 @dataclass
@@ -122,19 +121,15 @@ class ContinuousEngine:
         # queries over the same windows and rules share their closure: identical rules and facts are kept once
         rules, facts = list(dict.fromkeys(rules)), list(dict.fromkeys(facts))
         self.engine = Engine(Program(tuple(rules), tuple(facts)), start=t0, background=background)
-        # schema triples the streams must not bring, because rules were specialised against the background
-        self.guards: dict[str, tuple[set, set]] = {}
-        wanted = [(w.stream, q.guards) for q in queries for w in q.windows]
-        program_guards = set(program_guards)
-        if program_guards:  # programs read every stream
-            streams = {w.stream for q in queries for w in q.windows} | {
-                lit.window.stream.strip("<>") for _, p in programs for r in p.rules for lit in r.body
-                if type(lit) is ExtAtom and lit.window is not None and lit.window.stream}
-            wanted += [(s, program_guards) for s in streams | {ANY_STREAM}]
-        for stream, guards in wanted:
-            preds, classes = self.guards.setdefault(stream, (set(), set()))
-            for pred, obj in guards:
-                (classes if obj is not None else preds).add(obj if obj is not None else pred)
+        # schema triples the streams must not bring, because rules were specialised against the background;
+        # programs read every stream, so their patterns apply to all of them
+        by_stream: dict[str, set] = {}
+        for q in queries:
+            for w in q.windows:
+                by_stream.setdefault(w.stream, set()).update(q.guards)
+        everywhere = set(program_guards)
+        self.program_guard = SchemaGuard(everywhere)
+        self.guards = {stream: SchemaGuard(patterns | everywhere) for stream, patterns in by_stream.items()}
         self.queries: list[_Query] = []
         for q in queries:
             engine = self.engine if q.clock != "triples" else Engine(q.program, start=0, background=background)
@@ -167,8 +162,8 @@ class ContinuousEngine:
             raise EvaluationError(f"timestamp {t} on <{stream}> is late: time was already advanced to {self.watermark}")
         if not rows:
             return
-        guard = self.guards.get(stream, self.guards.get(ANY_STREAM))
-        if guard is not None and (guard[0] or guard[1]):
+        guard = self.guards.get(stream, self.program_guard)
+        if guard:
             self._check_schema(stream, rows, t, guard)
         fresh = rows
         if stream in self.counted:  # RANGE TRIPLES counts a triple once per timestamp, across pushes too
@@ -203,10 +198,9 @@ class ContinuousEngine:
                         q.batch, q.batch_times = [], {}
 
     @staticmethod
-    def _check_schema(stream: str, rows: list[Row], t: int, guard: tuple[set, set]) -> None:
-        preds, classes = guard
+    def _check_schema(stream: str, rows: list[Row], t: int, guard: SchemaGuard) -> None:
         for pred, args in rows:
-            if pred in preds or (pred == RDF_TYPE and args[1] in classes):
+            if guard.violates(pred, args):
                 from ..terms import format_term
 
                 triple = " ".join(format_term(x) for x in (args[0], pred, args[1]))

@@ -10,11 +10,11 @@ because a negated literal can become true when something expires.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
-from ..atoms import Atom
 from ..ir.analysis import bound_variables
-from ..ir.nodes import BinOp, Comparison, Expr, ExtAtom, Head, Op, Rule
+from ..ir.nodes import BinOp, Comparison, Expr, ExtAtom, Op, Rule
+from ..ir.rewrite import substitute
 from ..ir.windows import INF
 from ..terms import Var, is_var
 from . import values
@@ -300,27 +300,7 @@ def canonical(rule: Rule) -> Rule:
     names: dict[Var, Var] = {}
     for v in [v for lit in rule.body for v in lit.variables()] + rule.head.variables():
         names.setdefault(v, Var(f"V{len(names)}"))
-    return rename(rule, names)
-
-
-def rename(rule: Rule, names: dict) -> Rule:
-    def term(t):
-        return names.get(t, t) if is_var(t) else t
-
-    def expr(e):
-        return BinOp(e.op, expr(e.left), expr(e.right)) if type(e) is BinOp else term(e)
-
-    def atom(a: Atom) -> Atom:
-        return Atom(term(a.pred), tuple(term(x) for x in a.args), a.span)
-
-    body = []
-    for lit in rule.body:
-        if type(lit) is Comparison:
-            body.append(Comparison(lit.op, expr(lit.left), expr(lit.right), lit.span))
-        else:
-            body.append(replace(lit, atom=atom(lit.atom), time=term(lit.time) if lit.time is not None else None))
-    head = Head(atom(rule.head.atom), term(rule.head.time) if rule.head.time is not None else None)
-    return Rule(head, tuple(body), rule.span)
+    return substitute(rule, names)
 
 
 def compile_rule(rules: list[Rule], index: int, literal_for, emits: list) -> CompiledRule:

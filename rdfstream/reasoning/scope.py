@@ -84,23 +84,18 @@ class Namer:
 
 
 @dataclass
-class Source:
-    """How to read the window contents: ``make(atom)`` wraps a triple atom in the window (``[w] <> p(s, o)``)."""
-
-    window: Window
-    key: str
-
-
-@dataclass
 class Scope:
+    """The closure of the contents of ``windows`` (the query's FROM STREAM windows) and the closure's static
+    graphs; ``reads`` collects the storage the query's patterns read (see :meth:`read`)."""
+
     closure: Closure
-    sources: tuple[Source, ...]
-    name: str = ""
-    namer: Namer = field(default_factory=Namer)
-    reads: set = field(default_factory=set)  # storage keys the query reads
+    windows: tuple[Window, ...]
+    reads: set = field(default_factory=set)
+    name: str = field(init=False)
+    namer: Namer = field(init=False)
 
     def __post_init__(self) -> None:
-        self.name = "x" + _hash(self.closure.key, tuple(s.key for s in self.sources))
+        self.name = "x" + _hash(self.closure.key, tuple(map(str, self.windows)))
         self.namer = Namer(self.closure.prefixes)
 
     @property
@@ -190,13 +185,13 @@ class Scope:
             return Atom(RDF_TYPE, (v_s, key[1])) if key[0] == "a" else Atom(key[1], (v_s, v_o))
 
         # data: the window contents
-        for src in self.sources:
+        for window in self.windows:
             if table:
                 rules.append(Rule(Head(Atom(t_pred, (v_s, v_p, v_o))),
-                                  (ExtAtom(Atom(v_p, (v_s, v_o)), Op.DIAMOND, None, src.window),)))
+                                  (ExtAtom(Atom(v_p, (v_s, v_o)), Op.DIAMOND, None, window),)))
             for key in partitions:
                 triple = triple_of(key)
-                rules.append(Rule(Head(self.stored(triple)), (ExtAtom(triple, Op.DIAMOND, None, src.window),)))
+                rules.append(Rule(Head(self.stored(triple)), (ExtAtom(triple, Op.DIAMOND, None, window),)))
         # bridges between the partitions and the triple table
         if table:
             for key in partitions:

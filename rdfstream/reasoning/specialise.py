@@ -32,8 +32,9 @@ from decimal import Decimal
 
 from ..atoms import Atom
 from ..errors import CompileError
-from ..ir.nodes import Comparison, ExtAtom, Head, Rule
+from ..ir.nodes import Comparison, ExtAtom, Rule
 from ..ir.printer import format_rule
+from ..ir.rewrite import substitute
 from ..terms import Var, is_var
 
 RDF = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
@@ -84,9 +85,21 @@ def is_schema_atom(atom: Atom) -> bool:
     return atom.pred == RDF_TYPE and not is_var(atom.args[1]) and atom.args[1] in META_CLASSES
 
 
-def is_schema_triple(p, o) -> bool:
-    """Whether a data triple with predicate ``p`` and object ``o`` is schema (see :func:`is_schema_atom`)."""
-    return p in SCHEMA_PREDICATES or (p == RDF_TYPE and o in META_CLASSES)
+class SchemaGuard:
+    """The schema triples a stream must not bring because rules were specialised on them
+    (:attr:`Specialised.guards`: ``(pred, None)`` for a predicate, ``(rdf:type, class)`` for a class)."""
+
+    __slots__ = ("classes", "preds")
+
+    def __init__(self, patterns) -> None:
+        self.preds = {p for p, o in patterns if o is None}
+        self.classes = {o for p, o in patterns if o is not None}
+
+    def __bool__(self) -> bool:
+        return bool(self.preds or self.classes)
+
+    def violates(self, pred, args: tuple) -> bool:
+        return pred in self.preds or (pred == RDF_TYPE and len(args) == 2 and args[1] in self.classes)
 
 
 def check_rule_file(rules: Iterable[Rule]) -> None:
@@ -131,26 +144,9 @@ def substitute_term(term, subst: dict):
     return _walk(term, subst) if is_var(term) else term
 
 
-def substitute_atom(atom: Atom, subst: dict) -> Atom:
-    return Atom(substitute_term(atom.pred, subst), tuple(substitute_term(a, subst) for a in atom.args), atom.span)
-
-
 def substitute_rule(rule: Rule, subst: dict) -> Rule:
-    from ..ir.nodes import BinOp
-
-    def expr(e):
-        if type(e) is BinOp:
-            return BinOp(e.op, expr(e.left), expr(e.right))
-        return substitute_term(e, subst)
-
-    body = []
-    for lit in rule.body:
-        if type(lit) is ExtAtom:
-            body.append(replace(lit, atom=substitute_atom(lit.atom, subst)))
-        else:
-            body.append(Comparison(lit.op, expr(lit.left), expr(lit.right)))
-    head = Head(substitute_atom(rule.head.atom, subst), rule.head.time)
-    return replace(rule, head=head, body=tuple(body))
+    """``rule`` under a unifier (whose bindings may chain: ``X -> Y -> c``)."""
+    return substitute(rule, {v: _walk(v, subst) for v in subst})
 
 
 def rename_apart(rule: Rule, suffix: str) -> Rule:
@@ -178,9 +174,6 @@ class FactIndex:
         for atom in atoms:
             self.by_pred.setdefault(atom.pred, set()).add(atom.args)
         self._pos: dict[tuple, dict] = {}
-
-    def __contains__(self, atom: Atom) -> bool:
-        return atom.args in self.by_pred.get(atom.pred, ())
 
     def match(self, atom: Atom, subst: dict):
         """Extensions of ``subst`` under which ``atom`` is one of the facts."""
@@ -216,8 +209,6 @@ class FactIndex:
 class Specialised:
     rules: list[Rule]  # instances; a rule's ``name`` says which rule of the file it comes from
     guards: set[tuple]  # (pred, object or None): schema triples the streams must not bring
-    static_atoms: int = 0  # how many body atoms were matched at compile time
-    unfolded: int = 0
 
 
 def _instances(rule: Rule, static: list[int], facts: FactIndex) -> list[Rule]:
@@ -230,11 +221,7 @@ def _instances(rule: Rule, static: list[int], facts: FactIndex) -> list[Rule]:
         if not substs:
             return []
     keep = tuple(lit for i, lit in enumerate(rule.body) if i not in static)
-    out = []
-    for s in substs:
-        inst = substitute_rule(replace(rule, body=keep), s)
-        out.append(inst)
-    return out
+    return [substitute_rule(replace(rule, body=keep), s) for s in substs]
 
 
 def _trivial(rule: Rule) -> bool:
@@ -307,9 +294,7 @@ def specialise(rules: list[Rule], static_facts: Iterable[Atom], *, dynamic_heads
         atom = rules[r].body[b].atom  # type: ignore[union-attr]
         if is_schema_atom(atom):
             guards.add((atom.pred, atom.args[1] if atom.pred == RDF_TYPE else None))
-    result = Specialised(out, guards, static_atoms=len(static))
-    result.rules, result.unfolded = unfold(result.rules, facts, keep_helpers=keep_helpers)
-    return result
+    return Specialised(unfold(out, facts, keep_helpers=keep_helpers), guards)
 
 
 # ---------------------------------------------------------------- unfolding helpers
@@ -320,14 +305,14 @@ def _helper(lit) -> bool:
 
 
 def unfold(rules: list[Rule], facts: FactIndex | None = None, *, max_defs: int = 4, max_depth: int = 64,
-           keep_helpers: bool = False) -> tuple[list[Rule], int]:
+           keep_helpers: bool = False) -> list[Rule]:
     """Inline helper atoms (plain-name predicates) into the rules that use them.
 
     A helper atom with constants (``owlrl_all_types(Y, _:l1)``, one cell of a known list) is replaced by the
     bodies of the rules defining exactly that cell (their heads carry the same constants), when there are at
     most ``max_defs`` of them.  Repeating this walks the list to its end, which unrolls it.  Helper definitions
     that nothing reads any more are dropped, and so are rules reading a cell nothing defines (the end of a
-    list, ``rdf:nil``) and that is not among the static ``facts``.  Returns the rules and how many changed."""
+    list, ``rdf:nil``) and that is not among the static ``facts``."""
     by_pred: dict[object, list[Rule]] = {}
     for rule in rules:
         by_pred.setdefault(rule.head.atom.pred, []).append(rule)
@@ -367,13 +352,7 @@ def unfold(rules: list[Rule], facts: FactIndex | None = None, *, max_defs: int =
             return out
         return [rule]
 
-    result: list[Rule] = []
-    count = 0
-    for rule in rules:
-        expanded = expand(rule, 0)
-        if expanded != [rule]:
-            count += 1
-        result.extend(r for r in expanded if not _trivial(r))
+    result = [r for rule in rules for r in expand(rule, 0) if not _trivial(r)]
     # keep the helper definitions something still reads
     needed: set = set()
     todo = [r for r in result if keep_helpers or is_triple_atom(r.head.atom)]
@@ -393,4 +372,4 @@ def unfold(rules: list[Rule], facts: FactIndex | None = None, *, max_defs: int =
         if id(r) in live_ids and (r.head, r.body) not in seen:
             seen.add((r.head, r.body))
             final.append(r)
-    return final, count
+    return final

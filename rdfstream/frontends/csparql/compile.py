@@ -423,12 +423,10 @@ def _compile(text: str, source: str | None, t0: int, base: str | None, default_n
     guards: frozenset = frozenset()
     entailment_note = None
     if entailment is not None:
-        from ...reasoning.scope import Scope, Source
+        from ...reasoning.scope import Scope
 
         closure = entailment(tuple(graphs))
-        sources = tuple(Source(compiler.lars_window(w), str(compiler.lars_window(w)))
-                        for w in windows if not w.named)
-        compiler.scope = Scope(closure, sources)
+        compiler.scope = Scope(closure, tuple(compiler.lars_window(w) for w in windows if not w.named))
         guards = frozenset(closure.guards)
         spec = closure.specialised
         entailment_note = (
