@@ -34,6 +34,7 @@ class PartitionPlan:
     ok: bool
     keyed: dict[str, int] = field(default_factory=dict)  # predicate -> key position (data and derived)
     global_preds: set[str] = field(default_factory=set)  # derived from several keys: output only
+    data: set[str] = field(default_factory=set)  # the data predicates the program reads
     reason: str | None = None
 
     def describe(self) -> str:
@@ -47,8 +48,6 @@ class PartitionPlan:
         if self.global_preds:
             text += f"; {', '.join(sorted(self.global_preds))} combine the parts (union)"
         return text
-
-    data: set[str] = field(default_factory=set)
 
 
 def analyse_partition(program: Program, position: int = 0,
@@ -78,12 +77,8 @@ def analyse_partition(program: Program, position: int = 0,
                     plan.data.add(pred)
                     plan.keyed[pred] = position
     changed = True
-    rounds = 0
-    while changed:
+    while changed:  # ends: a predicate gets a key position once, and may then only turn global
         changed = False
-        rounds += 1
-        if rounds > len(program.rules) + 2:  # pragma: no cover - positions only get fixed once
-            break
         for rule in program.rules:
             key_var = None
             reads_keyed = False
