@@ -12,7 +12,9 @@
     engine.close()               # end of the streams: the remaining reports
 
 Every query and LARS program registered on one ``Engine`` runs on one shared incremental engine (one
-set of indexes).  Register them before the first ``push``/``advance_to``: that is when the engine is built
+set of indexes).  ``Engine(backend="spark", master="local[2]", checkpoint=…, partition_by="?sensor")`` runs the
+same registrations on Spark Structured Streaming (``docs/spark.md``): ``push``/``advance_to``/``close`` work
+as here (one micro-batch per ``advance_to``), and ``run_files({iri: path})`` reads stream files or a socket.  Register them before the first ``push``/``advance_to``: that is when the engine is built
 (the windows are anchored at ``t0``, the first timestamp unless ``Engine(t0=…)`` says otherwise).
 """
 
@@ -120,7 +122,19 @@ class ProgramHandle(_Handle):
 class Engine:
     """Continuous C-SPARQL queries and LARS programs over RDF streams; see the module docstring."""
 
-    def __init__(self, t0: int | None = None, *, allow_fetch: bool = False) -> None:
+    def __init__(self, t0: int | None = None, *, allow_fetch: bool = False, backend: str = "embedded",
+                 **spark) -> None:
+        """``backend``: ``embedded`` (default) or ``spark``; the Spark options are ``master`` (default
+        ``local[2]``), ``checkpoint`` (a directory; default a temporary one), ``partition_by`` (``"?var"``: split
+        the stream by the variable's value when the queries allow it), ``buckets``, ``partitions`` and
+        ``max_files_per_trigger``."""
+        if backend not in ("embedded", "spark"):
+            raise UsageError(f"unknown backend {backend!r} (embedded or spark)")
+        if spark and backend != "spark":
+            raise UsageError(f"options {', '.join(sorted(spark))} are for backend='spark'")
+        self.backend = backend
+        self._spark_options = spark
+        self.spark = None
         self.t0 = t0
         self.allow_fetch = allow_fetch
         self.streams: dict[str, None] = {}
@@ -244,7 +258,7 @@ class Engine:
         return handle
 
     def _before_start(self, what: str) -> None:
-        if self.runtime is not None:
+        if self.runtime is not None or self.spark is not None and self.spark.job is not None:
             raise UsageError(f"cannot {what} after the streams started: register everything before the first push")
 
     # ---------------------------------------------------------------- running
@@ -284,12 +298,17 @@ class Engine:
         iri = _plain(stream)
         if iri not in self.streams:
             raise UsageError(f"unknown stream <{iri}>: register it, or name it in a query's FROM STREAM")
+        if self.backend == "spark":
+            self._spark().push_rows(iri, rows, t)
+            return
         if self.runtime is None:
             self._start(self.t0 if self.t0 is not None else t)
         self.runtime.push(iri, rows, t)
 
     def advance_to(self, t: int) -> list[Report]:
         """Watermark ``t``: no triple before ``t`` will come; delivers (and returns) the reports now complete."""
+        if self.backend == "spark":
+            return self._spark().advance_to(t)
         if self.runtime is None:
             self._start(self.t0 if self.t0 is not None else t)
         return self._deliver(self.runtime.advance_to(t))
@@ -298,11 +317,29 @@ class Engine:
         """End of the streams: delivers (and returns) the remaining reports."""
         if self.closed:
             return []
+        if self.backend == "spark":
+            self.closed = True
+            return self.spark.close() if self.spark is not None else []
         if self.runtime is None:
             self.closed = True
             return []
         self.closed = True
         return self._deliver(self.runtime.close())
+
+    def _spark(self):
+        if self.spark is None:
+            from .backends.spark.runner import SparkRunner
+
+            self.spark = SparkRunner(self, **self._spark_options)
+        return self.spark
+
+    def run_files(self, streams: dict[str, str], *, follow: bool = False, **options) -> list[Report]:
+        """Spark backend: process stream files (IRI → a file, a directory new files arrive in, or
+        ``socket://host:port``) until they are exhausted, then close the streams; ``follow=True`` keeps
+        reading until interrupted.  Returns the reports (also handed to the consumers)."""
+        if self.backend != "spark":
+            raise UsageError("run_files needs Engine(backend='spark'); the embedded engine takes push/advance_to")
+        return self._spark().run_files({_plain(k): v for k, v in streams.items()}, follow=follow, **options)
 
     def _deliver(self, outputs) -> list[Report]:
         handles = {h.name: h for h in self.queries + self.programs}

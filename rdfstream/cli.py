@@ -43,6 +43,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--on-error", default="fail", choices=["fail", "skip"],
                      help="malformed stream lines: stop (default) or report on stderr and skip")
     _rules_arguments(run)
+    _spark_arguments(run, "the number of the argument that keys the data atoms (1 = first); default: the key of"
+                          " the program's partition windows")
 
     query = sub.add_parser("query", help="run C-SPARQL queries over timestamped RDF streams")
     query.add_argument("queries", nargs="+", metavar="QUERY", help="C-SPARQL query file(s) ('-' for stdin)")
@@ -68,6 +70,8 @@ def build_parser() -> argparse.ArgumentParser:
     query.add_argument("--progress", choices=["auto", "on", "off"], default="auto",
                        help="progress bar on stderr (auto: when stderr is a terminal)")
     _rules_arguments(query)
+    _spark_arguments(query, "?VAR: split the stream by this variable's value (e.g. ?sensor), when the queries"
+                            " allow it (explain says)")
 
     lubm = sub.add_parser("lubm", help="the LUBM benchmark: data generator (UBA 1.7)")
     lubm_sub = lubm.add_subparsers(dest="lubm_command", required=True, parser_class=_Parser)
@@ -98,6 +102,27 @@ def build_parser() -> argparse.ArgumentParser:
                          help="programs: background facts (the schema rules are specialised to)")
     _rules_arguments(explain)
     return parser
+
+
+def _spark_arguments(parser, partition_help: str | None, files: bool = True) -> None:
+    group = parser.add_argument_group("Spark engine (docs/spark.md)")
+    group.add_argument("--engine", choices=["embedded", "spark"], default="embedded",
+                       help="embedded (default): this process; spark: Spark Structured Streaming via PySpark")
+    group.add_argument("--master", default="local[2]", help="Spark master URL (default local[2])")
+    if partition_help:
+        group.add_argument("--partition-by", metavar="KEY", help=partition_help)
+    group.add_argument("--buckets", type=int, metavar="N",
+                       help="keyed runs: buckets the keys are hashed into (default: --partitions)")
+    group.add_argument("--partitions", type=int, metavar="N",
+                       help="Spark shuffle partitions = parallel tasks per micro-batch (default: the master's cores)")
+    if files:
+        group.add_argument("--checkpoint", metavar="DIR",
+                           help="checkpoint directory: a killed run restarts from it with the same command"
+                                " (default: OUTPUT.checkpoint with -o FILE, else a temporary one)")
+        group.add_argument("--max-files-per-trigger", type=int, metavar="N",
+                           help="stream files per micro-batch (default: all that are there)")
+        group.add_argument("--follow", action="store_true",
+                           help="keep reading new files from the stream directories until interrupted")
 
 
 def _rules_arguments(parser, default_note: str = "") -> None:
@@ -154,6 +179,8 @@ def cmd_run(args, out: TextIO) -> int:
     if args.rules:
         program, more = with_rules(program, args.rules, background, args.specialise)
         guards |= more
+    if args.engine == "spark":
+        return _run_on_spark(args, program, background, guards, out)
     engine = Engine(program, background=background, report_placed=True)
 
     def parse(text: str, line: int) -> list[Atom]:
@@ -328,7 +355,12 @@ def cmd_query(args, out: TextIO) -> int:
     from tqdm import tqdm
 
     from .api import Engine
-    engine = Engine(t0=args.t0, allow_fetch=args.fetch_graphs)
+    spark = {}
+    if args.engine == "spark":
+        spark = dict(master=args.master, checkpoint=_checkpoint(args), partition_by=args.partition_by,
+                     buckets=args.buckets, partitions=args.partitions,
+                     max_files_per_trigger=args.max_files_per_trigger)
+    engine = Engine(t0=args.t0, allow_fetch=args.fetch_graphs, backend=args.engine, **spark)
     _register_graphs(engine, args.graph)
     for path in args.queries:
         try:
@@ -346,6 +378,8 @@ def cmd_query(args, out: TextIO) -> int:
     if missing:
         print(f"warning: no --stream for {', '.join('<' + s + '>' for s in missing)}: it stays empty",
               file=sys.stderr)
+    if args.engine == "spark":
+        return _query_on_spark(args, engine, pairs, out)
     write = _report_writer(args, out)
     for handle in engine.queries:
         handle.add_consumer(write)
@@ -370,6 +404,96 @@ def cmd_query(args, out: TextIO) -> int:
     bar.close()
     for err in errors:
         print(f"warning: skipped line: {err}", file=sys.stderr)
+    return 0
+
+
+def _checkpoint(args) -> str | None:
+    """--checkpoint, else OUTPUT.checkpoint beside an output file, else None (a temporary directory)."""
+    if args.checkpoint:
+        return args.checkpoint
+    if args.output != "-" and not os.path.isdir(args.output):
+        return args.output + ".checkpoint"
+    return None
+
+
+def _spark_output(args, out: TextIO, render, checkpoint: str):
+    """The sink of a Spark run: an output file written exactly once, per-report files, or stdout."""
+    from .backends.spark.sinks import ExactlyOnceFile, TextSink
+
+    if args.output != "-" and not os.path.isdir(args.output):
+        os.makedirs(checkpoint, exist_ok=True)
+        return TextSink(render, file=ExactlyOnceFile(args.output, os.path.join(checkpoint, "output-log.json")))
+    return TextSink(render, out=out)
+
+
+def _spark_note(checkpoint: str | None, keying, resumed: bool) -> None:
+    where = f"checkpoint {checkpoint}" if checkpoint else "temporary checkpoint (--checkpoint DIR to make it restartable)"
+    print(f"rdfstream: spark: {keying.note}; {where}" + (" (resuming)" if resumed else ""), file=sys.stderr)
+
+
+def _query_on_spark(args, engine, pairs, out: TextIO) -> int:
+    streams: dict[str, str] = {}
+    for iri, path in pairs:
+        if path == "-":
+            raise UsageError("--engine spark reads stream files, directories or socket://HOST:PORT, not stdin")
+        if iri in streams:
+            raise UsageError(f"--stream {iri}: give one file or directory per stream with --engine spark (put the"
+                             " stream's files in one directory)")
+        streams[iri] = path
+
+    def render(buffer, report) -> None:
+        _report_writer(args, buffer)(report)
+
+    runner = engine._spark()
+    resumed = os.path.exists(os.path.join(runner.checkpoint, "rdfstream.json"))
+    sink = _spark_output(args, out, render, runner.checkpoint)
+    formats = dict.fromkeys(streams, args.input_format) if args.input_format else None
+
+    def started(keying) -> None:
+        _spark_note(args.checkpoint or _checkpoint(args), keying, resumed)
+
+    runner.run_files(streams, follow=args.follow, sink=sink, formats=formats, lateness=args.lateness,
+                     on_error=args.on_error, on_start=started)
+    return 0
+
+
+def _run_on_spark(args, program, background, guards, out: TextIO) -> int:
+    from .backends.spark.job import SparkJob
+    from .backends.spark.plan import program_keying, program_spec
+    from .backends.spark.session import parallelism
+    from .backends.spark.sinks import TextSink
+    from .backends.spark.spec import StreamSpec
+    from .formats.atom_stream import WRITERS
+
+    if not os.path.exists(args.stream) and not args.stream.startswith("socket://"):
+        raise UsageError(f"cannot read {args.stream}: No such file or directory")
+    buckets = args.buckets or args.partitions or parallelism(args.master)
+    keying = program_keying(program, background, args.partition_by, buckets)
+    spec = program_spec(program, background, [StreamSpec("", args.stream, None)], keying, start=args.start,
+                        end=args.end, on_error=args.on_error, dialect=args.dialect, guards=guards)
+    write = WRITERS[args.format]
+
+    def render(buffer, item) -> None:
+        t, holds, placed = item
+        write(buffer, t, holds, placed)
+
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="rdfstream-spark-") as tmp:
+        checkpoint = _checkpoint(args) or tmp
+        resumed = os.path.exists(os.path.join(checkpoint, "rdfstream.json"))
+        sink = _spark_output(args, out, render, checkpoint)
+        job = SparkJob(spec, sink, checkpoint, master=args.master, partitions=args.partitions,
+                       max_files_per_trigger=args.max_files_per_trigger)
+        _spark_note(_checkpoint(args), keying, resumed)
+        if args.follow:
+            job.start(follow=True)
+            try:
+                job.wait()
+            except KeyboardInterrupt:
+                job.stop()
+        else:
+            job.finish()
     return 0
 
 
@@ -502,7 +626,8 @@ def main(argv: list[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
         with ExitStack() as stack:
             out = sys.stdout
-            if args.command in ("run", "query") and args.output != "-" and not os.path.isdir(args.output):
+            if args.command in ("run", "query") and args.output != "-" and not os.path.isdir(args.output) \
+                    and args.engine != "spark":  # the Spark sink writes its file itself, exactly once
                 try:
                     out = stack.enter_context(open(args.output, "w", encoding="utf-8"))
                 except OSError as err:

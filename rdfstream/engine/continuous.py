@@ -176,19 +176,9 @@ class ContinuousEngine:
                 return
             seen.update(fresh)
         self.engine.push(fresh, t, f"<{stream}>")  # the engine keeps a set of atoms per time point itself
-        times = self.times.setdefault(stream, [])
-        if not times or times[-1] != t:
-            times.append(t)
-            if len(times) > 1024 and times[0] < self.watermark - self.reach:  # drop what no window can see
-                del times[:bisect_left(times, self.watermark - self.reach)]
-        self.last_data[stream] = max(t, self.last_data.get(stream, t))
+        self._note_time(stream, t)
         for q in self.queries:
-            if stream not in q.streams:
-                continue
-            if q.clock == "rows":
-                if not q.pending or q.pending[-1] != t:
-                    q.pending.append(t)
-            elif q.clock == "triples":
+            if stream in q.streams and q.clock == "triples":
                 size = q.cq.windows[0].size
                 for row in fresh:
                     q.batch.append(row)
@@ -196,6 +186,24 @@ class ContinuousEngine:
                     if len(q.batch) == size:
                         q.batches.append((t, q.batch, q.batch_times))
                         q.batch, q.batch_times = [], {}
+
+    def touch(self, stream: str, t: int) -> None:
+        """``stream`` brought data at ``t`` that this engine does not see: in a keyed run (the Spark backend) the
+        triples went to another part, and every part must still report at the report times of the whole."""
+        if t < self.watermark:
+            raise EvaluationError(f"timestamp {t} on <{stream}> is late: time was already advanced to {self.watermark}")
+        self._note_time(stream, t)
+
+    def _note_time(self, stream: str, t: int) -> None:
+        times = self.times.setdefault(stream, [])
+        if not times or times[-1] != t:
+            times.append(t)
+            if len(times) > 1024 and times[0] < self.watermark - self.reach:  # drop what no window can see
+                del times[:bisect_left(times, self.watermark - self.reach)]
+        self.last_data[stream] = max(t, self.last_data.get(stream, t))
+        for q in self.queries:
+            if q.clock == "rows" and stream in q.streams and (not q.pending or q.pending[-1] != t):
+                q.pending.append(t)
 
     @staticmethod
     def _check_schema(stream: str, rows: list[Row], t: int, guard: SchemaGuard) -> None:

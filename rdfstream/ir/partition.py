@@ -138,3 +138,135 @@ def _refines(window: PartitionWindow, position: int) -> bool:
     """The window's parts lie within one key: its key pattern names a variable at the key position."""
     args = window.key.args
     return position < len(args) and is_var(args[position]) and not args[position].name.startswith("_")
+
+
+@dataclass
+class QueryPartitionPlan:
+    """Whether a continuous query may run as one copy per value of ``var`` (``--partition-by ?var``)."""
+
+    var: str
+    ok: bool
+    position: int | None = None  # the triple position (0 subject, 1 object) that keys the stream
+    reason: str | None = None
+
+    def describe(self) -> str:
+        if not self.ok:
+            return f"partitioning by ?{self.var}: not possible ({self.reason}); it runs as a single key"
+        where = "subject" if self.position == 0 else "object"
+        return (f"partitioning by ?{self.var}: possible; the stream is keyed by the {where} of its triples and"
+                f" every part reports the solutions whose ?{self.var} it owns")
+
+
+def analyse_query_partition(cq, var: str, background_preds: frozenset[str] = frozenset()) -> QueryPartitionPlan:
+    """Whether the reports of ``cq`` (an :class:`~rdfstream.ir.algebra.ContinuousQuery`) are the union over the
+    values of ``var`` of the reports of copies that each see the stream triples of some values only.
+
+    A copy owns the solutions whose ``var`` hashes to it, and reports at every report time of the whole query
+    (the report times are shared).  That is exact when: the query is a SELECT with RStream over time windows;
+    ``var`` is projected; every basic graph pattern binds ``var`` at the position that keys the stream and its
+    rules pass :func:`analyse_partition` at that position; and every operator above the patterns keeps each
+    solution within one value of ``var`` (joins, unions, filters, BIND, DISTINCT, GROUP BY ``var``; not
+    ORDER BY, LIMIT/OFFSET, MINUS or a grouping that mixes values)."""
+    var = var.lstrip("?$")
+    plan = QueryPartitionPlan(var, False)
+
+    def no(reason: str) -> QueryPartitionPlan:
+        plan.reason = reason
+        return plan
+
+    if cq.form != "select":
+        return no(f"a {cq.form.upper()} query (only SELECT queries split their answers by key)")
+    if cq.policy != "rstream":
+        return no(f"{cq.policy.upper()} compares each report with the previous whole report")
+    if cq.is_stream:
+        return no("the query's reports feed a stream")
+    if any(w.kind != "time" for w in cq.windows):
+        return no("a count window ([ROWS n] or [RANGE TRIPLES n]) counts triples across keys")
+    if var not in cq.variables:
+        return no(f"?{var} is not a projected variable")
+    reasons = []
+    for position in (0, 1):
+        rule_plan = analyse_partition(cq.program, position, background_preds)
+        if not rule_plan.ok:
+            reasons.append(rule_plan.reason)
+            continue
+        why = _algebra_keyed(cq.algebra, var, rule_plan)
+        if why is None:
+            plan.ok, plan.position = True, position
+            return plan
+        reasons.append(why)
+    return no(min(reasons, key=len))
+
+
+def _algebra_keyed(node, var: str, plan: PartitionPlan) -> str | None:
+    """None when every solution of ``node`` comes from one value of ``var`` (bound under that name or an alias),
+    else the reason."""
+    from . import algebra as A
+    from .expr import Aggregate, VarRef
+
+    def walk(n) -> tuple[set[str] | None, str | None]:
+        """(the variables equal to the key in every solution, or None when the node reads no stream data;
+        the reason it fails)"""
+        kind = type(n)
+        if kind is A.Relation:
+            key_at = plan.keyed.get(n.pred)
+            if key_at is None:
+                if n.pred in plan.global_preds:
+                    return None, f"{n.pred} combines several keys"
+                return None, None  # background only: the same in every part
+            if key_at >= len(n.columns):
+                return None, f"pattern {n} has no column at the key position"
+            return {n.columns[key_at]}, None
+        if kind in (A.Unit, A.Values):
+            return None, None
+        if kind is A.Join or kind is A.LeftJoin or kind is A.Union:
+            left, why = walk(n.left)
+            if why:
+                return None, why
+            right, why = walk(n.right)
+            if why:
+                return None, why
+            if left is None or right is None:
+                if kind is not A.Join and (left is None) != (right is None):
+                    return None, f"one side of {kind.__name__} does not read the stream by the key"
+                return left if right is None else right, None
+            both = left & right
+            if not both:
+                return None, f"{kind.__name__} of patterns keyed by different variables"
+            return both, None
+        if kind is A.Filter or kind is A.Distinct:
+            return walk(n.inner)
+        if kind is A.Extend:
+            inner, why = walk(n.inner)
+            if why or inner is None:
+                return inner, why
+            inner = inner - {n.var}
+            if type(n.expr) is VarRef and n.expr.name in inner:
+                inner |= {n.var}
+            return (inner or None), (None if inner else f"BIND rebinds ?{n.var}")
+        if kind is A.Project:
+            inner, why = walk(n.inner)
+            if why or inner is None:
+                return inner, why
+            kept = inner & set(n.variables)
+            return (kept, None) if kept else (None, "the projection drops the key")
+        if kind is A.Group:
+            inner, why = walk(n.inner)
+            if why or inner is None:
+                return inner, why
+            keys = {k.name for k in (n.keys or ()) if type(k) is VarRef}
+            if not keys & inner:
+                return None, "GROUP BY does not group by the key, so a group mixes keys"
+            aliases = {v for v, agg in n.aggregates if type(agg) is Aggregate and agg.name.upper() == "SAMPLE"
+                       and type(agg.arg) is VarRef and agg.arg.name in inner}
+            return (aliases or None), (None if aliases else "the grouped key is not read back")
+        return None, f"{kind.__name__} looks at the whole answer"
+
+    keyed, why = walk(node)
+    if why:
+        return why
+    if keyed is None:
+        return "no pattern reads the stream by the key"
+    if var not in keyed:
+        return f"?{var} is not the variable the stream is keyed by"
+    return None

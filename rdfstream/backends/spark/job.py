@@ -1,0 +1,191 @@
+"""The streaming query: sources → parse (per file) → keyed reasoning (per bucket, in Spark state) → sink.
+
+::
+
+    files / socket ──mapInPandas(parse)──▶ (label, event rows, ticks, controls)
+        ──groupBy(label).applyInPandasWithState(bucket)──▶ report rows ──foreachBatch(merge, sink)
+
+Control commands (``advance`` to a watermark, ``close`` the streams) are small JSON files in the checkpoint's
+``control/`` directory, read as one more file stream: they are part of Spark's source log, so a restarted job
+replays them exactly where they were.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import sys
+from functools import partial
+
+from .inputs import SCHEMA, parse_partition
+from .session import spark_session
+from .sinks import JobFailed, merge
+from .spec import JobSpec
+from .units import OUT_SCHEMA, STATE_SCHEMA, process_group
+
+
+def balanced_labels(session, buckets: int, partitions: int) -> tuple[int, ...]:
+    """Grouping keys for ``buckets`` buckets such that Spark's hash partitioning puts bucket ``i`` in shuffle
+    partition ``i % partitions`` (small integers hash unevenly: 4 keys can land in one of 2 partitions)."""
+    from pyspark.sql import functions as F
+
+    if buckets == 1:
+        return (0,)
+    rows = (session.range(0, 64 * buckets).select("id", F.pmod(F.hash("id"), F.lit(partitions)).alias("p"))
+            .collect())
+    free: dict[int, list[int]] = {}
+    for row in rows:
+        free.setdefault(row["p"], []).append(row["id"])
+    labels = []
+    for i in range(buckets):
+        labels.append(free[i % partitions].pop(0))
+    return tuple(labels)
+
+
+class SparkJob:
+    """One continuous job: ``spec`` on ``master``, state and source logs under ``checkpoint``, outputs to
+    ``sink`` (a callable ``sink(batch_id, outputs)``)."""
+
+    def __init__(self, spec: JobSpec, sink, checkpoint: str, *, master: str = "local[2]",
+                 partitions: int | None = None, max_files_per_trigger: int | None = None,
+                 warn=None) -> None:
+        self.session = spark_session(master, partitions)
+        self.partitions = int(self.session.conf.get("spark.sql.shuffle.partitions"))
+        self.checkpoint = os.path.abspath(checkpoint)
+        self.control = os.path.join(self.checkpoint, "control")
+        os.makedirs(self.control, exist_ok=True)
+        meta = os.path.join(self.checkpoint, "rdfstream.json")
+        if os.path.exists(meta):  # a restart: the key layout must be the one the state was written with
+            with open(meta, encoding="utf-8") as handle:
+                saved = json.load(handle)
+            if saved["token"] != spec.token:
+                from ...errors import UsageError
+
+                raise UsageError(f"checkpoint {checkpoint} belongs to another job (other queries, streams or"
+                                 " keys): use a new checkpoint directory, or delete this one to start over")
+            spec.labels = tuple(saved["labels"])
+        else:
+            spec.labels = balanced_labels(self.session, spec.keying.buckets, self.partitions)
+            with open(meta, "w", encoding="utf-8") as handle:
+                json.dump({"token": spec.token, "labels": list(spec.labels)}, handle)
+        self.spec = spec
+        self.sink = sink
+        self.warn = warn or (lambda message: print(f"warning: {message}", file=sys.stderr))
+        self.max_files = max_files_per_trigger
+        self.failure: Exception | None = None
+        self.blob = self.session.sparkContext.broadcast(pickle.dumps(spec, protocol=5))
+        self.query = None
+
+    # ---------------------------------------------------------------- the streaming query
+
+    def _sources(self):
+        from pyspark.sql import functions as F
+
+        reader = self.session.readStream
+        frames = []
+        for i, stream in enumerate(self.spec.streams):
+            if stream.path.startswith("socket://"):
+                host, _, port = stream.path[len("socket://"):].partition(":")
+                df = (reader.format("socket").option("host", host).option("port", int(port)).load()
+                      .select(F.col("value"), F.lit(stream.path).alias("path")))
+            else:
+                df = self._files(stream.path).select("value", F.col("_metadata.file_path").alias("path"))
+            frames.append(df.withColumn("src", F.lit(i)))
+        control = self._files(self.control, control=True).select("value", F.col("_metadata.file_path").alias("path"))
+        frames.append(control.withColumn("src", F.lit(-1)))
+        union = frames[0]
+        for df in frames[1:]:
+            union = union.unionByName(df)
+        return union
+
+    def _files(self, path: str, control: bool = False):
+        reader = self.session.readStream.format("text").option("wholetext", True)
+        if self.max_files and not control:
+            reader = reader.option("maxFilesPerTrigger", self.max_files)
+        if os.path.isfile(path):  # one file: its directory, filtered to its name
+            reader = reader.option("pathGlobFilter", os.path.basename(path))
+            path = os.path.dirname(os.path.abspath(path))
+        return reader.load(path)
+
+    def _on_batch(self, df, batch_id: int) -> None:
+        try:
+            outputs, warnings = merge(df.collect(), self.spec.kind)
+            for message in warnings:
+                self.warn(message)
+            self.sink(batch_id, outputs)
+        except Exception as err:
+            self.failure = err
+            raise
+
+    def start(self, follow: bool = False, interval: str = "0 seconds"):
+        from pyspark.sql.streaming.state import GroupStateTimeout
+
+        spec = self.spec
+        parsed = self._sources().mapInPandas(partial(parse_partition, spec), SCHEMA)
+        reasoned = parsed.groupBy("label").applyInPandasWithState(
+            partial(process_group, self.blob, spec.token), OUT_SCHEMA, STATE_SCHEMA, "append",
+            GroupStateTimeout.NoTimeout)
+        writer = (reasoned.writeStream.foreachBatch(self._on_batch)
+                  .option("checkpointLocation", os.path.join(self.checkpoint, "spark")))
+        writer = writer.trigger(processingTime=interval) if follow else writer.trigger(availableNow=True)
+        self.failure = None
+        self.query = writer.start()
+        return self.query
+
+    def run(self) -> None:
+        """Process everything the sources hold now (and any control files), then return."""
+        self.start(follow=False)
+        self.wait()
+
+    def wait(self, timeout: float | None = None) -> None:
+        from pyspark.errors import StreamingQueryException
+
+        try:
+            if timeout is None:
+                self.query.awaitTermination()
+            else:
+                self.query.awaitTermination(timeout)
+        except StreamingQueryException as err:
+            if self.failure is not None:
+                raise self.failure from None
+            from ...errors import EvaluationError
+
+            raise EvaluationError(f"the Spark job failed: {_first_line(err)}") from None
+        if self.failure is not None:
+            raise self.failure
+
+    def stop(self) -> None:
+        if self.query is not None and self.query.isActive:
+            self.query.stop()
+
+    # ---------------------------------------------------------------- control
+
+    def command(self, command: dict) -> None:
+        """Queue a control command (``{"advance": t}`` or ``{"close": true}``) for the next micro-batch."""
+        done = sorted(f for f in os.listdir(self.control) if not f.startswith("."))
+        if command.get("close") and any(f.endswith("-close.json") for f in done):
+            return  # closed already (a restarted job): the command is in the source log
+        name = f"{len(done) + 1:06d}-{'close' if command.get('close') else 'advance'}.json"
+        tmp = os.path.join(self.control, "." + name)
+        with open(tmp, "w", encoding="utf-8") as handle:
+            json.dump(command, handle)
+        os.replace(tmp, os.path.join(self.control, name))
+
+    def closed(self) -> bool:
+        return any(f.endswith("-close.json") for f in os.listdir(self.control))
+
+    def finish(self) -> None:
+        """Run what is there, then close the streams (the remaining reports) and run that too."""
+        self.run()
+        if not self.closed():
+            self.command({"close": True})
+        self.run()
+
+
+def _first_line(err: Exception) -> str:
+    text = str(err).strip().splitlines()
+    return text[0] if text else type(err).__name__
+
+
+__all__ = ["JobFailed", "SparkJob", "balanced_labels"]

@@ -1,0 +1,50 @@
+"""Keys of a keyed run: which bucket a stream atom goes to, and which bucket owns a solution.
+
+A *key* is a value of the stream (the argument at ``position`` of every data atom, or the event's timestamp);
+keys are hashed into ``buckets`` buckets, and each bucket runs one embedded engine over the atoms of its keys.
+The hash is CRC-32 of the constant's text, so it is the same in every process (Python's ``hash`` is not).
+"""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Keying:
+    """``kind``: ``single`` (one bucket gets everything), ``argument`` (key = argument ``position`` of each data
+    atom), or ``time`` (key = the pane of a tumbling window a timestamp falls in, e.g. a LUBM department).  ``owner`` names the
+    query variable whose value decides which bucket reports a solution (keyed queries)."""
+
+    kind: str = "single"
+    position: int = 0
+    buckets: int = 1
+    owner: str | None = None
+    note: str = "single key: everything runs in one part"
+    origin: int = 0  # time keying: panes [origin + k*pane, origin + (k+1)*pane) are the keys
+    pane: int = 1
+
+    @property
+    def keyed(self) -> bool:
+        return self.kind != "single" and self.buckets > 1
+
+    def bucket_of(self, value) -> int:
+        if self.buckets == 1:
+            return 0
+        return zlib.crc32(str(value).encode("utf-8", "surrogatepass")) % self.buckets
+
+    def route(self, args: tuple, t: int) -> int:
+        """The bucket of a data atom with arguments ``args`` at time ``t``."""
+        if self.kind == "argument":
+            return self.bucket_of(args[self.position]) if self.position < len(args) else 0
+        if self.kind == "time":
+            return self.bucket_of((t - self.origin) // self.pane)
+        return 0
+
+    def report_owner(self, t: int) -> int:
+        """Time keying: the bucket whose pane a report at ``t`` (a tumbling window's close) covers."""
+        return self.bucket_of((t - self.pane - self.origin) // self.pane)
+
+
+SINGLE = Keying()
