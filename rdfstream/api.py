@@ -14,7 +14,8 @@
 Every query and LARS program registered on one ``Engine`` runs on one shared incremental engine (one
 set of indexes).  ``Engine(backend="spark", master="local[2]", checkpoint=…, partition_by="?sensor")`` runs the
 same registrations on Spark Structured Streaming (``docs/spark.md``): ``push``/``advance_to``/``close`` work
-as here (one micro-batch per ``advance_to``), and ``run_files({iri: path})`` reads stream files or a socket.  Register them before the first ``push``/``advance_to``: that is when the engine is built
+as here (one micro-batch per ``advance_to``), and ``run_files({iri: path})`` reads stream files or a socket.
+Register them before the first ``push``/``advance_to``: that is when the engine is built
 (the windows are anchored at ``t0``, the first timestamp unless ``Engine(t0=…)`` says otherwise).
 """
 

@@ -427,7 +427,8 @@ def _spark_output(args, out: TextIO, render, checkpoint: str):
 
 
 def _spark_note(checkpoint: str | None, keying, resumed: bool) -> None:
-    where = f"checkpoint {checkpoint}" if checkpoint else "temporary checkpoint (--checkpoint DIR to make it restartable)"
+    where = (f"checkpoint {checkpoint}" if checkpoint
+             else "temporary checkpoint (--checkpoint DIR makes the run restartable)")
     print(f"rdfstream: spark: {keying.note}; {where}" + (" (resuming)" if resumed else ""), file=sys.stderr)
 
 
@@ -461,7 +462,6 @@ def _run_on_spark(args, program, background, guards, out: TextIO) -> int:
     from .backends.spark.job import SparkJob
     from .backends.spark.plan import program_keying, program_spec
     from .backends.spark.session import parallelism
-    from .backends.spark.sinks import TextSink
     from .backends.spark.spec import StreamSpec
     from .formats.atom_stream import WRITERS
 

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class Keying:
     """``kind``: ``single`` (one bucket gets everything), ``argument`` (key = argument ``position`` of each data
-    atom), or ``time`` (key = the pane of a tumbling window a timestamp falls in, e.g. a LUBM department).  ``owner`` names the
-    query variable whose value decides which bucket reports a solution (keyed queries)."""
+    atom), or ``time`` (key = the pane of a tumbling window a timestamp falls in, e.g. a LUBM department).
+    ``owner`` names the query variable whose value decides which bucket reports a solution (keyed queries)."""
 
     kind: str = "single"
     position: int = 0

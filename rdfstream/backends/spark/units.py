@@ -138,13 +138,13 @@ class Bucket:
         try:
             for t in sorted(everything):
                 if spec.kind == "program" and (t < self.engine.start or spec.end is not None and t > spec.end):
-                    for src, path, seq, _ in own.get(t, ()):
+                    for _src, path, seq, _ in own.get(t, ()):
                         out.append(_error(self.index, f"{path}:{seq}: atoms at {t} lie outside the timeline"
                                           f" [{self.engine.start}, {spec.end if spec.end is not None else '…'}] and"
                                           " were not evaluated", warning=True))
                     continue
                 if t < self.watermark:
-                    for src, path, seq, _ in own.get(t, ()):
+                    for _src, path, seq, _ in own.get(t, ()):
                         message = (f"{path}:{seq}: timestamp {t} is late: time was already advanced to"
                                    f" {self.watermark} (stream files must arrive in time order; --lateness MS"
                                    " holds the watermark back)")
@@ -153,7 +153,7 @@ class Bucket:
                 if spec.advance_on_data:
                     self._advance(spec, t - spec.lateness, out)
                 pushed = set()
-                for src, _, _, rows in own.get(t, ()):
+                for _src, _, _, rows in own.get(t, ()):
                     for name, chunk in _by_stream(rows):
                         self._push(spec, name, chunk, t)
                         pushed.add(name)
