@@ -211,24 +211,11 @@ class Engine:
 
     def _entailment(self, rules: list, specialise: bool):
         """A function from a query's FROM graphs to the closure of those graphs under ``rules`` (cached)."""
-        from .background.graphs import triple_atoms
-        from .entailment import build_closure, load_rules
+        from .entailment import load_rules
 
         loaded, prefixes = load_rules(rules)
         ident = (tuple(str(r) if not isinstance(r, Program) else id(r) for r in rules), specialise)
-
-        def closure_for(graphs: tuple[str, ...]):
-            key = (ident, graphs)
-            found = self._closures.get(key)
-            if found is None:
-                loaded_graphs = [self._graph(g, "a query with rules") for g in graphs]
-                static = [a for graph in loaded_graphs for a in triple_atoms(graph)]
-                pfx = list(prefixes) + [(p, str(ns)) for graph in loaded_graphs for p, ns in graph.namespaces()]
-                found = self._closures[key] = build_closure(loaded, static, specialised=specialise,
-                                                            key=repr(key), prefixes=tuple(pfx))
-            return found
-
-        return closure_for
+        return _ClosureFor(self, loaded, tuple(prefixes), ident, specialise)
 
     def register_program(self, text: str, dialect: str = "native", *, name: str | None = None,
                          stream: str | None = None, source: str | None = None, rules: Iterable = (),
@@ -352,6 +339,29 @@ class Engine:
             for fn in handles[out.query].consumers:
                 fn(report)
         return reports
+
+
+class _ClosureFor:
+    """A query's FROM graphs -> their closure under the rules (cached on the engine); a class, not a closure,
+    so that an engine pickles (the Spark backend ships it to the executors)."""
+
+    def __init__(self, engine: Engine, loaded, prefixes: tuple, ident: tuple, specialise: bool) -> None:
+        self.engine, self.loaded, self.prefixes = engine, loaded, prefixes
+        self.ident, self.specialise = ident, specialise
+
+    def __call__(self, graphs: tuple[str, ...]):
+        from .background.graphs import triple_atoms
+        from .entailment import build_closure
+
+        key = (self.ident, graphs)
+        found = self.engine._closures.get(key)
+        if found is None:
+            loaded_graphs = [self.engine._graph(g, "a query with rules") for g in graphs]
+            static = [a for graph in loaded_graphs for a in triple_atoms(graph)]
+            pfx = list(self.prefixes) + [(p, str(ns)) for graph in loaded_graphs for p, ns in graph.namespaces()]
+            found = self.engine._closures[key] = build_closure(self.loaded, static, specialised=self.specialise,
+                                                               key=repr(key), prefixes=tuple(pfx))
+        return found
 
 
 def _plain(iri: str) -> str:

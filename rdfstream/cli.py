@@ -90,6 +90,9 @@ def build_parser() -> argparse.ArgumentParser:
     lrun.add_argument("--progress", choices=["auto", "on", "off"], default="auto",
                       help="progress bar on stderr (auto: when stderr is a terminal)")
     _rules_arguments(lrun, default_note=" (default: rules/owl2rl.lars)")
+    _spark_arguments(lrun, None, files=False)
+    lrun.add_argument("--departments-per-batch", type=int, metavar="N",
+                      help="Spark: departments per micro-batch (default: all that are written)")
 
     explain = sub.add_parser("explain", help="print the compiled program or query: rules, strata, plans")
     explain.add_argument("program", help="a LARS program or a C-SPARQL query (.rq)")
@@ -588,8 +591,15 @@ def cmd_lubm_run(args, out: TextIO) -> int:
     disable = {"on": False, "off": True}.get(args.progress)
     bar = tqdm(unit=" dept", file=sys.stderr, disable=disable, leave=False)
     try:
-        result = lubm.run(args.univ, args.index, args.seed, queries, args.rules, args.specialise,
-                          on_department=lambda i, n: bar.update(1))
+        if args.engine == "spark":
+            result = lubm.run_spark(args.univ, args.index, args.seed, queries, args.rules, args.specialise,
+                                    master=args.master, partitions=args.partitions, buckets=args.buckets,
+                                    files_per_batch=args.departments_per_batch,
+                                    on_department=lambda i, n: bar.update(1))
+            print(f"rdfstream: spark: {result.keying}", file=sys.stderr)
+        else:
+            result = lubm.run(args.univ, args.index, args.seed, queries, args.rules, args.specialise,
+                              on_department=lambda i, n: bar.update(1))
     except FileNotFoundError as err:
         raise UsageError(str(err)) from None
     finally:
@@ -602,8 +612,9 @@ def cmd_lubm_run(args, out: TextIO) -> int:
             mine, official, diff = checked[n]
             line += f" {official:>8}  " + ("equal" if diff == 0 else f"DIFFERENT ({diff} rows)")
         out.write(line + "\n")
+    clock = f"s on Spark {args.master}, wall" if args.engine == "spark" else "s CPU"
     out.write(f"LUBM({args.univ}): {result.departments} departments, {result.triples} triples in"
-              f" {result.seconds:.2f} s CPU ({result.throughput:,.0f} triples/s, {len(queries)} queries;"
+              f" {result.seconds:.2f} {clock} ({result.throughput:,.0f} triples/s, {len(queries)} queries;"
               f" compiling {result.compile_seconds:.2f} s)\n")
     if args.output:
         import csv
