@@ -29,6 +29,9 @@ def parallelism(master: str) -> int:
 def spark_session(master: str = "local[2]", partitions: int | None = None, conf: dict | None = None):
     """The process's Spark session for ``master`` (a running session on another master is stopped first)."""
     global _session
+    import logging
+
+    logging.getLogger("py4j").setLevel(logging.CRITICAL)  # a failed batch is reported by rdfstream, once
     try:
         from pyspark.sql import SparkSession
     except ImportError:
