@@ -316,7 +316,7 @@ class Engine:
 
     def _spark(self):
         if self.spark is None:
-            from .backends.spark.runner import SparkRunner
+            from .spark import SparkRunner
 
             self.spark = SparkRunner(self, **self._spark_options)
         return self.spark

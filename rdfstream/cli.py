@@ -467,13 +467,14 @@ def _run_on_spark(args, program, background, guards, out: TextIO) -> int:
     from .backends.spark.session import parallelism
     from .backends.spark.spec import StreamSpec
     from .formats.atom_stream import WRITERS
+    from .spark import read_atoms
 
     if not os.path.exists(args.stream) and not args.stream.startswith("socket://"):
         raise UsageError(f"cannot read {args.stream}: No such file or directory")
     buckets = args.buckets or args.partitions or parallelism(args.master)
     keying = program_keying(program, background, args.partition_by, buckets)
     spec = program_spec(program, background, [StreamSpec("", args.stream, None)], keying, start=args.start,
-                        end=args.end, on_error=args.on_error, dialect=args.dialect, guards=guards)
+                        end=args.end, on_error=args.on_error, dialect=args.dialect, guards=guards, reader=read_atoms)
     write = WRITERS[args.format]
 
     def render(buffer, item) -> None:

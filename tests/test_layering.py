@@ -62,3 +62,30 @@ def test_layers_depend_only_downwards():
             if layer == "core" and external in {"networkx", "rdflib", "pyspark", "pyparsing", "tqdm"}:
                 problems.append(f"{path.relative_to(PKG)} (core) imports {external} at module level")
     assert not problems, "\n".join(problems)
+
+
+def test_the_spark_backend_reaches_only_core_and_engine_even_lazily():
+    """Every import in rdfstream/backends, also inside functions: the backend runs the engine on the core IR;
+    readers and reports come from the API side (rdfstream/spark.py)."""
+    problems = []
+    for path in (PKG / "backends").rglob("*.py"):
+        rel = path.relative_to(PKG).parts
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.level:
+                base = list(rel[:-1])[: len(rel) - node.level]
+                parts = base + (node.module.split(".") if node.module else [])
+                top = parts[0].removesuffix(".py") if parts else None
+                if top not in CORE | {"backends", "engine"}:
+                    problems.append(f"{path.relative_to(PKG)} imports rdfstream.{top}")
+    assert problems == []
+
+
+def test_pyspark_is_imported_only_when_the_spark_engine_runs():
+    import subprocess
+    import sys
+
+    code = ("import sys, rdfstream.api, rdfstream.cli, rdfstream.spark, rdfstream.backends.spark.job;"
+            " from rdfstream.api import Engine; Engine(backend='spark');"
+            " print(sorted(m for m in sys.modules if m.split('.')[0] in ('pyspark', 'py4j', 'pandas')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

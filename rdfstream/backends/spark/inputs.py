@@ -67,51 +67,19 @@ def _control(spec: JobSpec, value: str, path: str) -> list[tuple]:
 
 
 def _events(spec: JobSpec, text: str, path: str, src: int, out: list) -> Iterator[tuple]:
-    """(t, first line, bucket label, pickled rows) per event time and bucket of one file, in file order."""
-    stream = spec.streams[src]
+    """(t, first line, bucket label, rows) per event time and bucket of one file, in file order.
+
+    ``spec.reader`` parses the file (the API and CLI supply the embedded engine's readers): it yields
+    ``(t, line, [(stream, (pred, args)), …])`` per event and collects skipped lines into ``errors``."""
     errors: list[RdfstreamError] = []
-    lines = text.splitlines(keepends=True)
     keying, labels = spec.keying, spec.labels
-    if spec.kind == "query":
-        from ...formats.rdf_streams import read_stream
-
-        fmt = stream.fmt or _format_of(path)
-        triples = read_stream(lines, fmt, path, on_error=spec.on_error, errors=errors, lateness=spec.lateness)
-        current, first, groups = None, 0, {}
-        for tr in triples:
-            if tr.t != current:
-                yield from _flush(current, first, groups, labels)
-                current, first, groups = tr.t, tr.line, {}
-            args = (tr.s, tr.o)
-            groups.setdefault(keying.route(args, tr.t), []).append((stream.iri, (tr.p, args)))
-        yield from _flush(current, first, groups, labels)
-    else:
-        from ...formats.atom_stream import read_jsonl
-        from ...frontends.registry import parse_atoms
-
-        def parse(item: str, line: int):
-            return parse_atoms(item, spec.dialect, spec.prefixes, source=path, line=line)
-
-        for event in read_jsonl(lines, parse, path, spec.on_error, errors):
-            groups: dict[int, list] = {}
-            name = event.stream or stream.iri
-            for atom in event.atoms:
-                groups.setdefault(keying.route(atom.args, event.t), []).append((name, (atom.pred, atom.args)))
-            if not groups:  # an event without atoms still moves time
-                groups[0] = []
-            yield from _flush(event.t, event.line, groups, labels)
+    for t, line, rows in spec.reader(text.splitlines(keepends=True), path, spec.streams[src], spec, errors):
+        groups: dict[int, list] = {}
+        for row in rows:
+            groups.setdefault(keying.route(row[1][1], t), []).append(row)
+        if not groups:  # an event without atoms still moves time
+            groups[0] = []
+        for bucket, chunk in groups.items():
+            yield t, line, labels[bucket], chunk
     for err in errors:
         out.append((labels[0], WARNING, 0, src, path, 0, f"2\tskipped line: {err}".encode()))
-
-
-def _flush(t, line, groups: dict, labels) -> Iterator[tuple]:
-    if t is None:
-        return
-    for bucket, rows in groups.items():
-        yield t, line, labels[bucket], rows
-
-
-def _format_of(path: str) -> str:
-    from ...formats.rdf_streams import format_of
-
-    return format_of(path)

@@ -49,7 +49,7 @@ class SparkJob:
 
     def __init__(self, spec: JobSpec, sink, checkpoint: str, *, master: str = "local[2]",
                  partitions: int | None = None, max_files_per_trigger: int | None = None,
-                 warn=None) -> None:
+                 warn=None, make_report=None) -> None:
         self.session = spark_session(master, partitions)
         self.partitions = int(self.session.conf.get("spark.sql.shuffle.partitions"))
         self.checkpoint = os.path.abspath(checkpoint)
@@ -71,6 +71,7 @@ class SparkJob:
                 json.dump({"token": spec.token, "labels": list(spec.labels)}, handle)
         self.spec = spec
         self.sink = sink
+        self.make_report = make_report
         self.warn = warn or (lambda message: print(f"warning: {message}", file=sys.stderr))
         self.max_files = max_files_per_trigger
         self.failure: Exception | None = None
@@ -110,7 +111,7 @@ class SparkJob:
 
     def _on_batch(self, df, batch_id: int) -> None:
         try:
-            outputs, warnings = merge(df.collect(), self.spec.kind)
+            outputs, warnings = merge(df.collect(), self.spec.kind, self.make_report)
             for message in warnings:
                 self.warn(message)
             self.sink(batch_id, outputs)

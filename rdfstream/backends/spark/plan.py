@@ -65,7 +65,7 @@ def _time_keying(engine, buckets: int) -> Keying:
 
 
 def query_spec(engine, streams: list[StreamSpec], keying: Keying, *, lateness: int = 0, on_error: str = "fail",
-               advance_on_data: bool = True) -> JobSpec:
+               advance_on_data: bool = True, reader=None) -> JobSpec:
     """The job of an :class:`rdfstream.api.Engine` (registered, not started) over ``streams``."""
     handles = engine.queries + engine.programs
     consumers = [h.consumers for h in handles]
@@ -90,7 +90,8 @@ def query_spec(engine, streams: list[StreamSpec], keying: Keying, *, lateness: i
         "advance": advance_on_data,
     }
     return JobSpec("query", template, streams, _token("query", ident), keying, start=engine.t0, lateness=lateness,
-                   on_error=on_error, advance_on_data=advance_on_data, queries=tuple(h.name for h in handles))
+                   on_error=on_error, advance_on_data=advance_on_data, queries=tuple(h.name for h in handles),
+                   reader=reader)
 
 
 def program_keying(program: Program, background: list, partition_by: str | None, buckets: int) -> Keying:
@@ -138,10 +139,11 @@ def windows_keys(program: Program) -> list[int]:
 
 
 def program_spec(program: Program, background: list, streams: list[StreamSpec], keying: Keying, *,
-                 start: int | None, end: int | None, on_error: str, dialect: str, guards=frozenset()) -> JobSpec:
+                 start: int | None, end: int | None, on_error: str, dialect: str, guards=frozenset(),
+                 reader=None) -> JobSpec:
     ident = {"program": str(program), "background": sorted(map(str, background)),
              "streams": [(s.iri, s.path, s.fmt) for s in streams], "start": start, "end": end,
              "keying": [keying.kind, keying.position, keying.buckets], "dialect": dialect}
     return JobSpec("program", pickle.dumps((program, background), protocol=5), streams, _token("program", ident),
                    keying, start=start, end=end, on_error=on_error, dialect=dialect, prefixes=program.prefixes,
-                   guards=frozenset(guards))
+                   guards=frozenset(guards), reader=reader)

@@ -30,10 +30,11 @@ class JobFailed(RdfstreamError):
         self.exit_code = int(code) if code.isdigit() else 1
 
 
-def merge(rows: Iterable, kind: str) -> tuple[list, list[str]]:
+def merge(rows: Iterable, kind: str, make_report: Callable | None = None) -> tuple[list, list[str]]:
     """``(outputs, warnings)`` of one micro-batch's rows; raises :class:`JobFailed` on an error row.
 
-    ``outputs`` are :class:`rdfstream.api.Report` objects (queries) or ``(t, holds, placed)`` (programs)."""
+    ``outputs`` are ``make_report(query, t, form, variables, rows, triples, boolean, added, removed, holds)``
+    (queries; the API passes its Report class) or ``(t, holds, placed)`` (programs)."""
     errors, warnings, groups = [], [], {}
     for row in rows:
         kind_ = row["kind"]
@@ -48,13 +49,12 @@ def merge(rows: Iterable, kind: str) -> tuple[list, list[str]]:
     outputs = []
     for (t, _, query), parts in sorted(groups.items(), key=lambda item: item[0][:2]):
         payloads = [pickle.loads(payload) for _, payload in sorted(parts, key=lambda p: p[0])]
-        outputs.append(_merge_report(query, t, payloads) if kind == "query" else _merge_tick(t, payloads))
+        outputs.append(_merge_report(make_report, query, t, payloads) if kind == "query"
+                       else _merge_tick(t, payloads))
     return outputs, warnings
 
 
-def _merge_report(query: str, t: int, payloads: list):
-    from ...api import Report
-
+def _merge_report(make_report: Callable, query: str, t: int, payloads: list):
     form, variables = payloads[0][0], payloads[0][1]
     rows, triples, added, removed, holds = [], [], set(), set(), set()
     boolean = None
@@ -66,8 +66,8 @@ def _merge_report(query: str, t: int, payloads: list):
         added |= a
         removed |= rm
         holds |= h
-    return Report(query, t, form, list(variables), rows, triples, boolean, frozenset(added), frozenset(removed),
-                  frozenset(holds))
+    return make_report(query, t, form, list(variables), rows, triples, boolean, frozenset(added),
+                       frozenset(removed), frozenset(holds))
 
 
 def _merge_tick(t: int, payloads: list) -> tuple:

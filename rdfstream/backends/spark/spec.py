@@ -44,6 +44,7 @@ class JobSpec:
     prefixes: tuple = ()
     queries: tuple[str, ...] = ()  # report order within one timestamp (registration order)
     guards: frozenset = frozenset()  # programs: schema patterns the stream must not bring (specialised rules)
+    reader: object = None  # (lines, path, StreamSpec, JobSpec, errors) -> (t, line, [(stream, (pred, args))])
 
     @property
     def keyed_query(self) -> bool:

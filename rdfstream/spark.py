@@ -1,4 +1,7 @@
-"""The API engine on Spark: ``Engine(backend="spark")`` keeps its registration and hands running to this.
+"""The API and CLI side of the Spark backend (:mod:`rdfstream.backends.spark`): the embedded engine's stream
+readers for the executors, and the runner behind ``Engine(backend="spark")``.
+
+The API engine keeps its registration and hands running to :class:`SparkRunner`.
 
 Two ways in, one per engine:
 
@@ -15,9 +18,39 @@ import json
 import os
 import tempfile
 
-from ...errors import UsageError
-from .plan import query_keying, query_spec
-from .spec import StreamSpec
+from .backends.spark.plan import query_keying, query_spec
+from .backends.spark.spec import StreamSpec
+from .errors import UsageError
+
+
+def read_triples(lines, path: str, stream: StreamSpec, spec, errors: list):
+    """A triple stream file (any format of :mod:`rdfstream.formats.rdf_streams`) as events
+    ``(t, line, [(stream IRI, (p, (s, o))), …])``, one per timestamp."""
+    from .formats.rdf_streams import format_of, read_stream
+
+    fmt = stream.fmt or format_of(path)
+    current, first, rows = None, 0, []
+    for tr in read_stream(lines, fmt, path, on_error=spec.on_error, errors=errors, lateness=spec.lateness):
+        if tr.t != current:
+            if current is not None:
+                yield current, first, rows
+            current, first, rows = tr.t, tr.line, []
+        rows.append((stream.iri, (tr.p, (tr.s, tr.o))))
+    if current is not None:
+        yield current, first, rows
+
+
+def read_atoms(lines, path: str, stream: StreamSpec, spec, errors: list):
+    """An atom stream file (``{"t": …, "atoms": […]}`` lines in the program's dialect) as events."""
+    from .formats.atom_stream import read_jsonl
+    from .frontends.registry import parse_atoms
+
+    def parse(item: str, line: int):
+        return parse_atoms(item, spec.dialect, spec.prefixes, source=path, line=line)
+
+    for event in read_jsonl(lines, parse, path, spec.on_error, errors):
+        name = event.stream or stream.iri
+        yield event.t, event.line, [(name, (a.pred, a.args)) for a in event.atoms]
 
 
 class SparkRunner:
@@ -45,19 +78,20 @@ class SparkRunner:
     def _buckets(self) -> int:
         if self.buckets:
             return self.buckets
-        from .session import parallelism
+        from .backends.spark.session import parallelism
 
         return self.partitions or parallelism(self.master)
 
     def _job(self, streams: list[StreamSpec], sink, advance_on_data: bool, lateness: int = 0,
              on_error: str = "fail"):
-        from .job import SparkJob
+        from .api import Report
+        from .backends.spark.job import SparkJob
 
         self.keying = query_keying(self.engine, self.partition_by, self._buckets())
         spec = query_spec(self.engine, streams, self.keying, lateness=lateness, on_error=on_error,
-                          advance_on_data=advance_on_data)
+                          advance_on_data=advance_on_data, reader=read_triples)
         return SparkJob(spec, sink or self._deliver, self.checkpoint, master=self.master,
-                        partitions=self.partitions, max_files_per_trigger=self.max_files)
+                        partitions=self.partitions, max_files_per_trigger=self.max_files, make_report=Report)
 
     def _deliver(self, batch_id: int, reports: list) -> None:
         handles = {h.name: h for h in self.engine.queries + self.engine.programs}
@@ -86,7 +120,7 @@ class SparkRunner:
         self.buffer.setdefault(iri, []).extend((t, row) for row in rows)
 
     def _flush(self) -> None:
-        from ...terms import format_term
+        from .terms import format_term
 
         for iri, items in self.buffer.items():
             if not items:
