@@ -103,6 +103,9 @@ def build_parser() -> argparse.ArgumentParser:
                          help="queries: a static graph that FROM <IRI> names (the schema rules are specialised to)")
     explain.add_argument("--background", action="append", default=[], metavar="FILE",
                          help="programs: background facts (the schema rules are specialised to)")
+    explain.add_argument("--partition-by", metavar="KEY",
+                         help="the key a Spark run would split by: ?VAR or @time (queries), an argument number"
+                              " (programs); explain says whether it can")
     _rules_arguments(explain)
     return parser
 
@@ -288,8 +291,11 @@ def cmd_explain(args, out: TextIO) -> int:
             _register_graphs(api, args.graph)
             handle = api.register_query(text, source=args.program, rules=args.rules, specialise=args.specialise)
             out.write(handle.explain())
+            out.write(_query_keys(handle.compiled, args.partition_by, args.t0))
             return 0
-        out.write(explain_query(compile_query(text, source=args.program, t0=args.t0), format_program))
+        cq = compile_query(text, source=args.program, t0=args.t0)
+        out.write(explain_query(cq, format_program))
+        out.write(_query_keys(cq, args.partition_by, args.t0))
         return 0
     program = load_program(args.program, args.dialect)
     background = load_background(args.background, args.dialect)
@@ -321,11 +327,32 @@ def cmd_explain(args, out: TextIO) -> int:
         out.write(f"% {spec.pred}/{spec.arity} {spec.op.value} window={_window_text(spec)} ({kind})\n")
     if engine.clock_dependent:
         out.write("% clock-dependent: every tick is evaluated\n")
+    from .backends.spark.plan import program_keying
     from .ir.partition import analyse_partition
 
-    plan = analyse_partition(program, 0, frozenset(a.pred for a in background))
-    out.write(f"\n% keyed scale-out: {plan.describe()}\n")
+    keying = program_keying(program, background, args.partition_by, 2)
+    out.write(f"\n% keyed scale-out (--engine spark): {keying.note}\n")
+    if not keying.keyed and not args.partition_by:
+        plan = analyse_partition(program, 0, frozenset(a.pred for a in background))
+        out.write(f"%   with --partition-by 1: {plan.describe()}\n")
     return 0
+
+
+def _query_keys(cq, partition_by: str | None, t0: int) -> str:
+    """What a Spark run would key the query by: the --partition-by verdict, or the variables that would do."""
+    from types import SimpleNamespace
+
+    from .backends.spark.plan import query_keying
+    from .ir.partition import analyse_query_partition
+    from .vocab import QUAD
+
+    if partition_by:
+        fake = SimpleNamespace(queries=[SimpleNamespace(compiled=cq, name=cq.name)], programs=[], t0=t0)
+        return f"\n% keyed scale-out (--engine spark): {query_keying(fake, partition_by, 2).note}\n"
+    good = [f"?{v}" for v in cq.variables if analyse_query_partition(cq, v, frozenset({QUAD})).ok]
+    hint = (f"--partition-by {' or '.join(good)} would split the stream by key" if good
+            else "no projected variable can key the stream")
+    return f"\n% keyed scale-out (--engine spark): single key without --partition-by; {hint}\n"
 
 
 def _window_text(spec) -> str:

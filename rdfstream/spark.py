@@ -28,7 +28,7 @@ def read_triples(lines, path: str, stream: StreamSpec, spec, errors: list):
     ``(t, line, [(stream IRI, (p, (s, o))), …])``, one per timestamp."""
     from .formats.rdf_streams import format_of, read_stream
 
-    fmt = stream.fmt or format_of(path)
+    fmt = stream.fmt or ("nt" if path.startswith("socket://") else format_of(path))  # sockets: nt, as stdin
     current, first, rows = None, 0, []
     for tr in read_stream(lines, fmt, path, on_error=spec.on_error, errors=errors, lateness=spec.lateness):
         if tr.t != current:
@@ -186,3 +186,8 @@ class SparkRunner:
             return self.delivered
         self.job.finish()
         return self.delivered
+
+    def stop(self) -> None:
+        """Stop a ``follow`` run (from another thread): its state stays in the checkpoint for a restart."""
+        if self.job is not None:
+            self.job.stop()

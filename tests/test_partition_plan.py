@@ -93,7 +93,41 @@ def test_explain_says_whether_a_program_splits_by_key(tmp_path):
     prog = tmp_path / "p.lars"
     prog.write_text("hot(S) :- [3] <> temp(S, V), V > 30.\ncold(S) :- [5] <> temp(S, V), not [5] <> hot(S).\n")
     out = subprocess.run([sys.executable, "-m", "rdfstream.cli", "explain", str(prog)], capture_output=True, text=True)
-    assert "% keyed scale-out: partitioning by argument 1 of the data atoms: possible" in out.stdout
+    assert "%   with --partition-by 1: partitioning by argument 1 of the data atoms: possible" in out.stdout
+    out = subprocess.run([sys.executable, "-m", "rdfstream.cli", "explain", str(prog), "--partition-by", "1"],
+                         capture_output=True, text=True)
+    assert "% keyed scale-out (--engine spark): from --partition-by 1: partitioning by argument 1" in out.stdout
     prog.write_text("hot(S) :- [3] <> temp(S, V), V > 30.\nalarm :- hot(S).\ncalm :- not alarm.\n")
     out = subprocess.run([sys.executable, "-m", "rdfstream.cli", "explain", str(prog)], capture_output=True, text=True)
     assert "not possible (alarm combines several keys" in out.stdout and "single key" in out.stdout
+
+
+CITY = """REGISTER QUERY busy AS PREFIX ex: <http://example.org/city#>
+SELECT ?s (AVG(?v) AS ?avg) FROM STREAM <http://example.org/traffic> [RANGE 10s STEP 5s]
+WHERE { ?s ex:vehicleCount ?v . ?s ex:limit ?l FILTER(?v > ?l) } GROUP BY ?s"""
+
+
+@pytest.mark.parametrize("text, var, verdict", [
+    (CITY, "s", "possible"),
+    (CITY.replace("GROUP BY ?s", "GROUP BY ?s ORDER BY ?avg"), "s", "OrderBy looks at the whole answer"),
+    (CITY.replace("?s (AVG(?v) AS ?avg)", "(AVG(?v) AS ?avg)").replace("GROUP BY ?s", ""), "s",
+     "?s is not a projected variable"),
+    # the observation joins its sensor through the object position: no single triple position keys both
+    ("REGISTER QUERY j AS PREFIX ex: <http://ex.org/> SELECT ?s ?v FROM STREAM <http://ex.org/st> [RANGE 5s STEP 1s]"
+     " WHERE { ?o ex:sensor ?s ; ex:value ?v }", "s", "the stream splits by ?o, which is not projected"),
+    ("REGISTER ISTREAM i AS PREFIX ex: <http://ex.org/> SELECT ?s ?v FROM STREAM <http://ex.org/st> [RANGE 5s STEP 1s]"
+     " WHERE { ?s ex:value ?v }", "s", "ISTREAM compares each report"),
+    ("REGISTER QUERY r AS PREFIX ex: <http://ex.org/> SELECT ?s ?v FROM STREAM <http://ex.org/st> [ROWS 5]"
+     " WHERE { ?s ex:value ?v }", "s", "count window"),
+    ("REGISTER QUERY u AS PREFIX ex: <http://ex.org/> SELECT ?s FROM STREAM <http://ex.org/st> [RANGE 5s STEP 1s]"
+     " WHERE { { ?s ex:a ?x } UNION { ?s ex:b ?y } }", "s", "possible"),
+    ("REGISTER QUERY c AS PREFIX ex: <http://ex.org/> SELECT (COUNT(*) AS ?n) ?s FROM STREAM <http://ex.org/st>"
+     " [RANGE 5s STEP 1s] WHERE { ?s ex:a ?x } GROUP BY ?x", "s", "GROUP BY does not group by the key"),
+])
+def test_query_partition_verdicts(text, var, verdict):
+    from rdfstream.frontends.csparql.compile import compile_query
+    from rdfstream.ir.partition import analyse_query_partition
+
+    plan = analyse_query_partition(compile_query(text), var)
+    assert verdict in plan.describe()
+    assert plan.ok == (verdict == "possible")

@@ -352,3 +352,54 @@ def test_exactly_once_file_replaces_a_replayed_batch(tmp_path):
     sink.write(2, "c\n")  # Spark runs batch 2 again after a restart
     sink.write(3, "d\n")
     assert (tmp_path / "out").read_text() == "a\nb\nc\nd\n"
+
+
+def test_socket_source_for_live_demos():
+    """Lines from a TCP socket (Spark's socket source), read until stopped: the reports up to the last
+    timestamp equal the embedded engine's, which is advanced to that timestamp."""
+    import socket
+    import threading
+
+    from rdfstream.api import Engine
+    from rdfstream.formats.rdf_streams import read_stream_file
+
+    lines = [x for x in (CSPARQL / "sensors.nt").read_text().splitlines() if x and not x.startswith("#")]
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    port = server.getsockname()[1]
+
+    def serve():
+        conn, _ = server.accept()
+        conn.sendall(("\n".join(lines) + "\n").encode())
+        time.sleep(120)  # keep the connection open: a live stream does not end
+        conn.close()
+
+    threading.Thread(target=serve, daemon=True).start()
+
+    def make(**options):
+        engine = Engine(t0=0, **options)
+        engine.register_graph("http://example.org/rooms", str(CSPARQL / "rooms.ttl"))
+        engine.register_query((CSPARQL / "rooms.rq").read_text())
+        return engine
+
+    last = int(lines[-1].split()[0])
+    embedded = make()
+    for tr in read_stream_file(str(CSPARQL / "sensors.nt")):
+        embedded.push_rows(SENSORS, [(tr.p, (tr.s, tr.o))], tr.t)
+    expected = [r.jsonl() for r in embedded.advance_to(last)]
+    assert expected
+
+    spark = make(backend="spark")
+    got: list[str] = []
+    spark.queries[0].add_consumer(lambda r: got.append(r.jsonl()))
+    runner = threading.Thread(target=spark.run_files, args=({SENSORS: f"socket://127.0.0.1:{port}"},),
+                              kwargs={"follow": True}, daemon=True)
+    runner.start()
+    deadline = time.time() + 120
+    while len(got) < len(expected) and time.time() < deadline:
+        time.sleep(0.2)
+    spark.spark.stop()
+    runner.join(30)
+    server.close()
+    assert got == expected

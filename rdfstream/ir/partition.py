@@ -184,18 +184,18 @@ def analyse_query_partition(cq, var: str, background_preds: frozenset[str] = fro
         return no("a count window ([ROWS n] or [RANGE TRIPLES n]) counts triples across keys")
     if var not in cq.variables:
         return no(f"?{var} is not a projected variable")
-    reasons = []
+    rule_reasons, algebra_reasons = [], []
     for position in (0, 1):
         rule_plan = analyse_partition(cq.program, position, background_preds)
         if not rule_plan.ok:
-            reasons.append(rule_plan.reason)
+            rule_reasons.append(rule_plan.reason)
             continue
         why = _algebra_keyed(cq.algebra, var, rule_plan)
         if why is None:
             plan.ok, plan.position = True, position
             return plan
-        reasons.append(why)
-    return no(min(reasons, key=len))
+        algebra_reasons.append(why)
+    return no((algebra_reasons or rule_reasons)[0])  # the rules split at some position: say what above them fails
 
 
 def _algebra_keyed(node, var: str, plan: PartitionPlan) -> str | None:
@@ -249,7 +249,7 @@ def _algebra_keyed(node, var: str, plan: PartitionPlan) -> str | None:
             if why or inner is None:
                 return inner, why
             kept = inner & set(n.variables)
-            return (kept, None) if kept else (None, "the projection drops the key")
+            return (kept, None) if kept else (None, f"the stream splits by {_names(inner)}, which is not projected")
         if kind is A.Group:
             inner, why = walk(n.inner)
             if why or inner is None:
@@ -268,5 +268,9 @@ def _algebra_keyed(node, var: str, plan: PartitionPlan) -> str | None:
     if keyed is None:
         return "no pattern reads the stream by the key"
     if var not in keyed:
-        return f"?{var} is not the variable the stream is keyed by"
+        return f"the stream splits by {_names(keyed)}, not by ?{var}"
     return None
+
+
+def _names(variables: set[str]) -> str:
+    return " = ".join(f"?{v}" for v in sorted(variables))

@@ -28,13 +28,15 @@ def parse_partition(spec: JobSpec, frames: Iterator) -> Iterator:
     for frame in frames:
         out: list[tuple] = []
         times: dict[int, set[int]] = {}
-        for value, uri, src in zip(frame["value"], frame["path"], frame["src"], strict=True):
+        for row, (value, uri, src) in enumerate(zip(frame["value"], frame["path"], frame["src"], strict=True)):
             src, path = int(src), local_path(uri)
             if src < 0:
                 out.extend(_control(spec, value, path))
                 continue
+            socket = path.startswith("socket://")  # a row per line: its place in the batch orders it
             try:
                 for t, seq, label, rows in _events(spec, value, path, src, out):
+                    seq = row if socket else seq
                     out.append((label, DATA, t, src, path, seq, pickle.dumps(rows, protocol=5)))
                     times.setdefault(src, set()).add(t)
             except RdfstreamError as err:
