@@ -38,13 +38,13 @@ class Keying:
         """The bucket of a data atom with arguments ``args`` at time ``t``."""
         if self.kind == "argument":
             return self.bucket_of(args[self.position]) if self.position < len(args) else 0
-        if self.kind == "time":
-            return self.bucket_of((t - self.origin) // self.pane)
+        if self.kind == "time":  # consecutive panes go round the buckets: even load, unlike a hash
+            return ((t - self.origin) // self.pane) % self.buckets
         return 0
 
     def report_owner(self, t: int) -> int:
         """Time keying: the bucket whose pane a report at ``t`` (a tumbling window's close) covers."""
-        return self.bucket_of((t - self.pane - self.origin) // self.pane)
+        return ((t - self.pane - self.origin) // self.pane) % self.buckets
 
 
 SINGLE = Keying()

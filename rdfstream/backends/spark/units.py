@@ -45,9 +45,10 @@ class Bucket:
     # ---------------------------------------------------------------- engines
 
     def _start(self, spec: JobSpec, start: int) -> None:
-        if spec.kind == "query":
-            engine = pickle.loads(spec.template)
-            engine._start(start)
+        if spec.kind == "query":  # the API engine compiles at start; the bucket keeps its runtime only
+            api = pickle.loads(spec.template)
+            api._start(start)
+            engine = api.runtime
         else:
             from ...engine.session import Engine
 
@@ -58,7 +59,7 @@ class Bucket:
 
     def _push(self, spec: JobSpec, name: str, rows: list, t: int) -> None:
         if spec.kind == "query":
-            self.engine.push_rows(name, rows, t)
+            self.engine.push(name, rows, t)
             return
         if spec.guards:
             from ...errors import EvaluationError
@@ -94,13 +95,13 @@ class Bucket:
     def _reports(self, spec: JobSpec, reports, out: list) -> None:
         keying = spec.keying
         owner = keying.owner if keying.keyed else None
-        for r in reports:
+        for r in reports:  # engine.continuous.Output records
             if keying.keyed and keying.kind == "time" and keying.report_owner(r.t) != self.index:
                 continue  # another bucket holds this pane
-            rows = r.raw_rows
+            rows = r.rows
             if owner is not None:
                 rows = [row for row in rows if spec.keying.bucket_of(row.get(owner)) == self.index]
-            payload = (r.form, r.variables, rows, r.raw_triples, r.boolean, r.added, r.removed, r.holds)
+            payload = (r.form, r.variables, rows, r.triples, r.boolean, r.added, r.removed, r.holds)
             out.append((REPORT, r.query, r.t, spec.queries.index(r.query), self.index, _dump(payload)))
 
     def _ticks(self, answers, out: list) -> None:
@@ -161,7 +162,7 @@ class Bucket:
                     for src, ts in times.items():
                         name = spec.streams[src].iri
                         if t in ts and name not in pushed:
-                            self.engine.runtime.touch(name, t)
+                            self.engine.touch(name, t)
                 self.last_t = t if self.last_t is None else max(self.last_t, t)
             for _, command in sorted(controls, key=lambda c: c[0]):
                 if "advance" in command:
