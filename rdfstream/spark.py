@@ -148,11 +148,15 @@ class SparkRunner:
         if self.mode == "push":
             self._flush()
         self.job.command({"close": True})
-        return self._run()
+        try:
+            return self._run()
+        finally:
+            self.job.stop()
 
     def _run(self) -> list:
+        """One micro-batch (or a few) for what was just written; the streaming query keeps running between."""
         self.delivered = []
-        self.job.run()
+        self.job.drain()
         return self.delivered
 
     # ---------------------------------------------------------------- file mode

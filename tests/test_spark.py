@@ -123,6 +123,19 @@ def test_unpartitionable_program_runs_as_one_key_and_says_why(tmp_path, capsys):
     assert [json.loads(x) for x in out.read_text().splitlines()] == reference_lines(program, stream)
 
 
+def test_a_timeline_cut_short_by_start_and_end(tmp_path, capsys):
+    program, stream = tmp_path / "p.lars", tmp_path / "s.jsonl"
+    program.write_text(PARTITION_PROGRAMS["trams"])
+    tram_stream(stream, seed=11, ticks=40)
+    args = ["run", str(program), "--stream", str(stream), "--start", "5", "--end", "25"]
+    code, expected, err = cli(args, capsys)
+    assert code == 0, err
+    code, _, err = cli([*args, "--engine", "spark", "-o", str(tmp_path / "out.jsonl")], capsys)
+    assert code == 0, err
+    assert (tmp_path / "out.jsonl").read_text() == expected
+    assert "lie outside the timeline" in err  # the atoms after --end are reported, not silently dropped
+
+
 # ------------------------------------------------------------------------------------------ C-SPARQL queries
 
 
@@ -403,3 +416,15 @@ def test_socket_source_for_live_demos():
     runner.join(30)
     server.close()
     assert got == expected
+
+
+def test_bucket_labels_land_in_the_partitions_spark_puts_them_in(session):
+    from pyspark.sql import functions as F
+
+    from rdfstream.backends.spark.keys import balanced_labels, spark_hash_long
+
+    rows = session.range(-500, 3000, 37).select("id", F.hash("id").alias("h")).collect()
+    assert all(spark_hash_long(r["id"]) == r["h"] for r in rows)
+    labels = balanced_labels(8, 3)
+    placed = session.createDataFrame([(x,) for x in labels], "id long").select(F.pmod(F.hash("id"), F.lit(3)))
+    assert [r[0] for r in placed.collect()] == [i % 3 for i in range(8)]

@@ -19,28 +19,11 @@ import sys
 from functools import partial
 
 from .inputs import SCHEMA, parse_partition
+from .keys import balanced_labels
 from .session import spark_session
 from .sinks import JobFailed, merge
 from .spec import JobSpec
 from .units import OUT_SCHEMA, STATE_SCHEMA, process_group
-
-
-def balanced_labels(session, buckets: int, partitions: int) -> tuple[int, ...]:
-    """Grouping keys for ``buckets`` buckets such that Spark's hash partitioning puts bucket ``i`` in shuffle
-    partition ``i % partitions`` (small integers hash unevenly: 4 keys can land in one of 2 partitions)."""
-    from pyspark.sql import functions as F
-
-    if buckets == 1:
-        return (0,)
-    rows = (session.range(0, 64 * buckets).select("id", F.pmod(F.hash("id"), F.lit(partitions)).alias("p"))
-            .collect())
-    free: dict[int, list[int]] = {}
-    for row in rows:
-        free.setdefault(row["p"], []).append(row["id"])
-    labels = []
-    for i in range(buckets):
-        labels.append(free[i % partitions].pop(0))
-    return tuple(labels)
 
 
 class SparkJob:
@@ -66,7 +49,7 @@ class SparkJob:
                                  " keys): use a new checkpoint directory, or delete this one to start over")
             spec.labels = tuple(saved["labels"])
         else:
-            spec.labels = balanced_labels(self.session, spec.keying.buckets, self.partitions)
+            spec.labels = balanced_labels(spec.keying.buckets, self.partitions)
             with open(meta, "w", encoding="utf-8") as handle:
                 json.dump({"token": spec.token, "labels": list(spec.labels)}, handle)
         self.spec = spec
@@ -139,6 +122,19 @@ class SparkJob:
         self.start(follow=False)
         self.wait()
 
+    def drain(self) -> None:
+        """Keep the query running (started once) and return when everything the sources hold is processed."""
+        if self.query is None or not self.query.isActive:
+            self.start(follow=True)
+        from pyspark.errors import StreamingQueryException
+
+        try:
+            self.query.processAllAvailable()
+        except StreamingQueryException as err:
+            raise self._failed(err) from None
+        if self.failure is not None:
+            raise self.failure
+
     def wait(self, timeout: float | None = None) -> None:
         from pyspark.errors import StreamingQueryException
 
@@ -148,13 +144,17 @@ class SparkJob:
             else:
                 self.query.awaitTermination(timeout)
         except StreamingQueryException as err:
-            if self.failure is not None:
-                raise self.failure from None
-            from ...errors import EvaluationError
-
-            raise EvaluationError(f"the Spark job failed: {_first_line(err)}") from None
+            raise self._failed(err) from None
         if self.failure is not None:
             raise self.failure
+
+    def _failed(self, err: Exception) -> Exception:
+        self.stop()
+        if self.failure is not None:
+            return self.failure
+        from ...errors import EvaluationError
+
+        return EvaluationError(f"the Spark job failed: {_first_line(err)}")
 
     def stop(self) -> None:
         if self.query is not None and self.query.isActive:
@@ -177,11 +177,15 @@ class SparkJob:
         return any(f.endswith("-close.json") for f in os.listdir(self.control))
 
     def finish(self) -> None:
-        """Run what is there, then close the streams (the remaining reports) and run that too."""
-        self.run()
-        if not self.closed():
-            self.command({"close": True})
-        self.run()
+        """Run what is there, then close the streams (the remaining reports) and run that too; one streaming
+        query does both."""
+        try:
+            self.drain()
+            if not self.closed():
+                self.command({"close": True})
+            self.drain()
+        finally:
+            self.stop()
 
 
 def _first_line(err: Exception) -> str:
@@ -189,4 +193,4 @@ def _first_line(err: Exception) -> str:
     return text[0] if text else type(err).__name__
 
 
-__all__ = ["JobFailed", "SparkJob", "balanced_labels"]
+__all__ = ["JobFailed", "SparkJob"]

@@ -48,3 +48,42 @@ class Keying:
 
 
 SINGLE = Keying()
+
+
+def spark_hash_long(value: int, seed: int = 42) -> int:
+    """Spark's ``hash()`` of a LongType value (Murmur3 x86 32-bit, seed 42): the hash that decides which shuffle
+    partition a grouping key lands in (``tests/test_spark.py`` checks it against Spark's own)."""
+
+    def mix_k1(k1: int) -> int:
+        k1 = (k1 * 0xCC9E2D51) & 0xFFFFFFFF
+        k1 = ((k1 << 15) | (k1 >> 17)) & 0xFFFFFFFF
+        return (k1 * 0x1B873593) & 0xFFFFFFFF
+
+    def mix_h1(h1: int, k1: int) -> int:
+        h1 ^= k1
+        h1 = ((h1 << 13) | (h1 >> 19)) & 0xFFFFFFFF
+        return (h1 * 5 + 0xE6546B64) & 0xFFFFFFFF
+
+    value &= 0xFFFFFFFFFFFFFFFF
+    h1 = mix_h1(mix_h1(seed, mix_k1(value & 0xFFFFFFFF)), mix_k1(value >> 32))
+    h1 ^= 8  # the length in bytes
+    h1 ^= h1 >> 16
+    h1 = (h1 * 0x85EBCA6B) & 0xFFFFFFFF
+    h1 ^= h1 >> 13
+    h1 = (h1 * 0xC2B2AE35) & 0xFFFFFFFF
+    h1 ^= h1 >> 16
+    return h1 - (1 << 32) if h1 >= 1 << 31 else h1
+
+
+def balanced_labels(buckets: int, partitions: int) -> tuple[int, ...]:
+    """Grouping keys for ``buckets`` buckets such that Spark's hash partitioning puts bucket ``i`` in shuffle
+    partition ``i % partitions`` (small integers hash unevenly: 4 keys can land in one of 2 partitions)."""
+    if buckets == 1:
+        return (0,)
+    labels, candidate = [], 0
+    for i in range(buckets):
+        while spark_hash_long(candidate) % partitions != i % partitions:  # Spark's pmod: Python's % is one
+            candidate += 1
+        labels.append(candidate)
+        candidate += 1
+    return tuple(labels)

@@ -48,5 +48,6 @@ class JobSpec:
 
     @property
     def keyed_query(self) -> bool:
-        """Queries split by key: every bucket must learn the report times of the whole stream."""
-        return self.kind == "query" and self.keying.keyed
+        """Queries split by argument: every bucket must learn the report times of the whole stream.  (Split by
+        pane, a report's pane has all its data in one bucket, and only that bucket's report counts.)"""
+        return self.kind == "query" and self.keying.keyed and self.keying.kind == "argument"

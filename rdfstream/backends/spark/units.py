@@ -11,6 +11,7 @@ pickle is read back only after a restart or a retried batch (when the cached ver
 from __future__ import annotations
 
 import pickle
+from collections import OrderedDict
 from collections.abc import Iterator
 
 from ...errors import RdfstreamError
@@ -21,7 +22,8 @@ OUT_SCHEMA = "kind int, query string, t long, qi int, bucket int, payload binary
 STATE_SCHEMA = "token string, version long, blob binary"
 
 _SPECS: dict[str, JobSpec] = {}
-_CACHE: dict[tuple[str, int], tuple[int, Bucket]] = {}
+_CACHE: OrderedDict[tuple[str, int], tuple[int, Bucket]] = OrderedDict()
+_CACHED = 64  # buckets a worker keeps (a worker may serve several jobs; older entries are read back if needed)
 
 
 def load_spec(token: str, blob) -> JobSpec:
@@ -80,8 +82,8 @@ class Bucket:
         self.watermark = t
         if spec.kind == "query":
             self._reports(spec, self.engine.advance_to(t), out)
-        else:
-            self._ticks(self.engine.answers(t - 1), out)
+        else:  # every tick before t, within the timeline
+            self._ticks(self.engine.answers(t - 1 if spec.end is None else min(t - 1, spec.end)), out)
 
     def _close(self, spec: JobSpec, out: list) -> None:
         if spec.kind == "query":
@@ -233,4 +235,7 @@ def process_group(spec_blob, token: str, key: tuple, frames: Iterator, state) ->
         version += 1
         state.update((token, version, pickle.dumps(bucket, protocol=5)))
         _CACHE[(token, label)] = (version, bucket)
+        _CACHE.move_to_end((token, label))
+        while len(_CACHE) > _CACHED:
+            _CACHE.popitem(last=False)
     yield pd.DataFrame(out, columns=OUT_COLUMNS)
