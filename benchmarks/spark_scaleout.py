@@ -160,6 +160,7 @@ def main() -> None:
                         help="departments per micro-batch (several: a sweep)")
     parser.add_argument("--city-batch", type=int, nargs="+", default=[3, 6],
                         help="stream files (10 s of readings each) per micro-batch (several: a sweep)")
+    parser.add_argument("--only", choices=["city", "lubm"], help="one workload only")
     parser.add_argument("--partitions", type=int, default=2)
     parser.add_argument("--buckets", type=int, default=2)
     parser.add_argument("--out", default=str(HERE / "results" / "spark"))
@@ -189,7 +190,7 @@ def main() -> None:
             per_batch = overhead(tmp / "city", master, args.partitions, 20)
             rows.append({"workload": "overhead", "engine": f"spark {master}", "batch": "1 reading",
                          "seconds": per_batch, "triples": 1, "batches": 1})
-            for batch in args.city_batch:
+            for batch in args.city_batch if args.only != "lubm" else ():
                 best = None
                 for _ in range(args.repeat):
                     seconds, reports = city_spark(tmp / "city", master, args.partitions, args.buckets, batch)
@@ -198,7 +199,7 @@ def main() -> None:
                 rows.append({"workload": "city", "engine": f"spark {master}", "batch": f"{batch * 10} s",
                              "seconds": best, "triples": city_triples,
                              "batches": -(-args.seconds // (10 * batch))})
-            for batch in args.lubm_batch:
+            for batch in args.lubm_batch if args.only != "city" else ():
                 best = None
                 for _ in range(args.repeat):
                     result = lubm_spark(args.univ, master, args.partitions, args.buckets, batch, queries)

@@ -138,6 +138,17 @@ def _check_files(rules: list) -> list:
 def _register(engine, queries: tuple[int, ...], rules: list, specialise: bool, result: Result) -> None:
     """The ontology and the queries (with ``rules``) on ``engine``; answers collected into ``result``."""
     engine.register_graph(ONTOLOGY, str(ONTOLOGY_FILE))
+    seen: dict[tuple, str] = {}  # (type, constant) -> lexical form: 1 and 1.0 are equal constants, not equal text
+
+    def lexical(value) -> str:
+        key = (type(value), value)
+        text = seen.get(key)
+        if text is None:
+            text = seen[key] = _lexical(value)
+            if len(seen) > 200_000:
+                seen.clear()
+        return text
+
     for n in queries:
         text = (QUERIES / f"q{n}.rq").read_text(encoding="utf-8")
         handle = engine.register_query(continuous(text, f"Q{n}"), rules=rules, specialise=specialise,
@@ -148,7 +159,7 @@ def _register(engine, queries: tuple[int, ...], rules: list, specialise: bool, r
         def collect(report, n=n, names=handle.compiled.variables):
             rows = result.answers[n]
             for row in report.raw_rows:
-                rows.add(tuple(_lexical(row[v]) if v in row else "" for v in names))
+                rows.add(tuple(lexical(row[v]) if v in row else "" for v in names))
 
         handle.add_consumer(collect)
 

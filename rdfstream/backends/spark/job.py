@@ -177,13 +177,17 @@ class SparkJob:
         return any(f.endswith("-close.json") for f in os.listdir(self.control))
 
     def finish(self) -> None:
-        """Run what is there, then close the streams (the remaining reports) and run that too; one streaming
-        query does both."""
+        """Run what is there, then close the streams (the remaining reports); one streaming query does both.
+
+        Without a per-batch file limit everything there fits one micro-batch, so the close command goes with
+        it (a bucket runs a batch's data before its commands); with a limit it follows once all is processed."""
         try:
+            if self.max_files is None and not self.closed():
+                self.command({"close": True})
             self.drain()
             if not self.closed():
                 self.command({"close": True})
-            self.drain()
+                self.drain()
         finally:
             self.stop()
 

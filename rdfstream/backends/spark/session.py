@@ -54,6 +54,9 @@ def spark_session(master: str = "local[2]", partitions: int | None = None, conf:
         "spark.sql.execution.arrow.pyspark.enabled": "true",
         "spark.python.worker.reuse": "true",
         "spark.sql.streaming.noDataMicroBatches.enabled": "false",
+        # stream files are packed into parse tasks by size: four tasks per partition even out the files' sizes
+        # (one task per file costs more in task overhead than it gains)
+        "spark.sql.files.minPartitionNum": str(4 * (partitions or parallelism(master))),
     }
     log4j = os.path.join(os.path.dirname(os.path.abspath(__file__)), "log4j2.properties")
     settings["spark.driver.extraJavaOptions"] = f"-Dlog4j2.configurationFile=file:{log4j}"
