@@ -471,6 +471,8 @@ def _query_on_spark(args, engine, pairs, out: TextIO) -> int:
             raise UsageError(f"--stream {iri}: give one file or directory per stream with --engine spark (put the"
                              " stream's files in one directory)")
         streams[iri] = path
+    if any(p.startswith("socket://") for p in streams.values()) and not args.follow:
+        raise UsageError("a socket stream does not end: add --follow (and stop the run with Ctrl-C)")
 
     def render(buffer, report) -> None:
         _report_writer(args, buffer)(report)
