@@ -305,6 +305,12 @@ def test_a_file_that_goes_back_in_time_is_late(tmp_path, capsys):
     assert f"{data / 'b.nt'}:1: timestamp 1000 is late" in err
 
 
+def test_a_socket_stream_needs_follow(capsys):
+    code, _, err = cli(["query", str(CSPARQL / "rooms.rq"), "--graph", ROOMS, "--stream",
+                        f"{SENSORS}=socket://127.0.0.1:9", "--engine", "spark"], capsys)
+    assert code == 2 and "add --follow" in err
+
+
 def test_a_checkpoint_of_another_job_is_refused(tmp_path, capsys):
     data = tmp_path / "stream"
     data.mkdir()

@@ -64,7 +64,12 @@ def spark_session(master: str = "local[2]", partitions: int | None = None, conf:
     builder = SparkSession.builder.master(master).appName("rdfstream")
     for key, value in settings.items():
         builder = builder.config(key, value)
-    _session = builder.getOrCreate()
+    try:
+        _session = builder.getOrCreate()
+    except Exception as err:  # no Java, a master that does not answer, a port in use: one line, not a trace
+        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise UsageError(f"cannot start Spark on {master}: {first} (Spark needs Java 17 on the PATH or in"
+                         " JAVA_HOME)") from None
     # rdfstream reports a failed job itself (file:line:col: message); Spark's own log is for debugging
     _session.sparkContext.setLogLevel(os.environ.get("RDFSTREAM_SPARK_LOG", "OFF"))
     return _session
