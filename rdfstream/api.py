@@ -330,13 +330,14 @@ class Engine:
         return self._spark().run_files({_plain(k): v for k, v in streams.items()}, follow=follow, **options)
 
     def _deliver(self, outputs) -> list[Report]:
+        return self._hand_out([Report(out.query, out.t, out.form, out.variables, out.rows, out.triples, out.boolean,
+                                      out.added, out.removed, out.holds) for out in outputs])
+
+    def _hand_out(self, reports: list[Report]) -> list[Report]:
+        """Each report to its query's consumers, in order (the Spark backend's reports come here too)."""
         handles = {h.name: h for h in self.queries + self.programs}
-        reports = []
-        for out in outputs:
-            report = Report(out.query, out.t, out.form, out.variables, out.rows, out.triples, out.boolean,
-                            out.added, out.removed, out.holds)
-            reports.append(report)
-            for fn in handles[out.query].consumers:
+        for report in reports:
+            for fn in handles[report.query].consumers:
                 fn(report)
         return reports
 

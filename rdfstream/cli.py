@@ -237,17 +237,14 @@ def prepare(program: Program, background: list[Atom], specialise: bool):
 
 
 def _check_schema(events, guards: set, source: str) -> None:
-    from .errors import EvaluationError, Span
+    from .errors import Span
     from .reasoning.specialise import SchemaGuard
 
     guard = SchemaGuard(guards)
     for event in events:
         for atom in event.atoms:
             if guard.violates(atom.pred, atom.args):
-                raise EvaluationError(
-                    f"schema atom {atom} in the stream: the entailment rules were specialised against the background"
-                    " schema, so schema atoms must be background facts (--background); or use --no-specialise",
-                    Span(event.line, 1, source))
+                raise SchemaGuard.atom_error(str(atom), Span(event.line, 1, source))
 
 
 def _timeline(engine, events, start: int, end: int) -> Iterator[tuple[int, frozenset, dict]]:
@@ -519,14 +516,7 @@ def _run_on_spark(args, program, background, guards, out: TextIO) -> int:
         job = SparkJob(spec, sink, checkpoint, master=args.master, partitions=args.partitions,
                        max_files_per_trigger=args.max_files_per_trigger)
         _spark_note(_checkpoint(args), keying, resumed)
-        if args.follow:
-            job.start(follow=True)
-            try:
-                job.wait()
-            except KeyboardInterrupt:
-                job.stop()
-        else:
-            job.finish()
+        job.run_all(args.follow)
     return 0
 
 

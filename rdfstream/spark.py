@@ -94,11 +94,7 @@ class SparkRunner:
                         partitions=self.partitions, max_files_per_trigger=self.max_files, make_report=Report)
 
     def _deliver(self, batch_id: int, reports: list) -> None:
-        handles = {h.name: h for h in self.engine.queries + self.engine.programs}
-        for report in reports:
-            self.delivered.append(report)
-            for fn in handles[report.query].consumers:
-                fn(report)
+        self.delivered.extend(self.engine._hand_out(reports))
 
     # ---------------------------------------------------------------- push mode
 
@@ -181,14 +177,7 @@ class SparkRunner:
         if on_start is not None:
             on_start(self.keying)
         self.delivered = []
-        if follow:
-            self.job.start(follow=True)
-            try:
-                self.job.wait()
-            except KeyboardInterrupt:
-                self.job.stop()
-            return self.delivered
-        self.job.finish()
+        self.job.run_all(follow)
         return self.delivered
 
     def stop(self) -> None:

@@ -156,10 +156,7 @@ class ContinuousEngine:
 
     def push(self, stream: str, rows: list[Row], t: int) -> None:
         """Triples (as ``(pred, (s, o))``) arriving on ``stream`` (an IRI) at ``t``, in arrival order."""
-        if t < self.t0:
-            raise EvaluationError(f"timestamp {t} is before the start of the streams (t0 = {self.t0})")
-        if t < self.watermark:
-            raise EvaluationError(f"timestamp {t} on <{stream}> is late: time was already advanced to {self.watermark}")
+        self._check_time(stream, t)
         if not rows:
             return
         guard = self.guards.get(stream, self.program_guard)
@@ -190,9 +187,14 @@ class ContinuousEngine:
     def touch(self, stream: str, t: int) -> None:
         """``stream`` brought data at ``t`` that this engine does not see: in a keyed run (the Spark backend) the
         triples went to another part, and every part must still report at the report times of the whole."""
+        self._check_time(stream, t)
+        self._note_time(stream, t)
+
+    def _check_time(self, stream: str, t: int) -> None:
+        if t < self.t0:
+            raise EvaluationError(f"timestamp {t} is before the start of the streams (t0 = {self.t0})")
         if t < self.watermark:
             raise EvaluationError(f"timestamp {t} on <{stream}> is late: time was already advanced to {self.watermark}")
-        self._note_time(stream, t)
 
     def _note_time(self, stream: str, t: int) -> None:
         times = self.times.setdefault(stream, [])

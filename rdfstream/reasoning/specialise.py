@@ -101,6 +101,15 @@ class SchemaGuard:
     def violates(self, pred, args: tuple) -> bool:
         return pred in self.preds or (pred == RDF_TYPE and len(args) == 2 and args[1] in self.classes)
 
+    @staticmethod
+    def atom_error(atom: str, span=None):
+        """The error for a schema atom in a LARS program's stream (``rdfstream run``, embedded or Spark)."""
+        from ..errors import EvaluationError
+
+        return EvaluationError(
+            f"schema atom {atom} in the stream: the entailment rules were specialised against the background"
+            " schema, so schema atoms must be background facts (--background); or use --no-specialise", span)
+
 
 def check_rule_file(rules: Iterable[Rule]) -> None:
     """Entailment rules hold at every time point: no windows, operators or @-heads."""

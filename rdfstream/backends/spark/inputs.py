@@ -76,6 +76,9 @@ def _events(spec: JobSpec, text: str, path: str, src: int, out: list) -> Iterato
     errors: list[RdfstreamError] = []
     keying, labels = spec.keying, spec.labels
     for t, line, rows in spec.reader(text.splitlines(keepends=True), path, spec.streams[src], spec, errors):
+        if not keying.keyed:  # one bucket: no routing per atom
+            yield t, line, labels[0], rows
+            continue
         groups: dict[int, list] = {}
         for row in rows:
             groups.setdefault(keying.route(row[1][1], t), []).append(row)

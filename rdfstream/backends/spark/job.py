@@ -102,7 +102,8 @@ class SparkJob:
             self.failure = err
             raise
 
-    def start(self, follow: bool = False, interval: str = "0 seconds"):
+    def start(self, interval: str = "0 seconds"):
+        """Start the streaming query; it runs until :meth:`stop` (micro-batches as data comes)."""
         from pyspark.sql.streaming.state import GroupStateTimeout
 
         spec = self.spec
@@ -112,20 +113,27 @@ class SparkJob:
             GroupStateTimeout.NoTimeout)
         writer = (reasoned.writeStream.foreachBatch(self._on_batch)
                   .option("checkpointLocation", os.path.join(self.checkpoint, "spark")))
-        writer = writer.trigger(processingTime=interval) if follow else writer.trigger(availableNow=True)
+        writer = writer.trigger(processingTime=interval)
         self.failure = None
         self.query = writer.start()
         return self.query
 
-    def run(self) -> None:
-        """Process everything the sources hold now (and any control files), then return."""
-        self.start(follow=False)
-        self.wait()
+    def run_all(self, follow: bool) -> None:
+        """Without ``follow``: process what the sources hold, then close the streams (:meth:`finish`).  With it:
+        keep processing new data until interrupted (Ctrl-C) or stopped; the streams stay open."""
+        if not follow:
+            self.finish()
+            return
+        self.start()
+        try:
+            self.wait()
+        except KeyboardInterrupt:
+            self.stop()
 
     def drain(self) -> None:
         """Keep the query running (started once) and return when everything the sources hold is processed."""
         if self.query is None or not self.query.isActive:
-            self.start(follow=True)
+            self.start()
         from pyspark.errors import StreamingQueryException
 
         try:

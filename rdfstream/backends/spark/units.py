@@ -10,6 +10,7 @@ pickle is read back only after a restart or a retried batch (when the cached ver
 
 from __future__ import annotations
 
+import json
 import pickle
 from collections import OrderedDict
 from collections.abc import Iterator
@@ -43,6 +44,7 @@ class Bucket:
         self.watermark: int | None = None
         self.last_t: int | None = None
         self.closed = False
+        self.guard = None  # programs: the schema atoms the stream must not bring
 
     # ---------------------------------------------------------------- engines
 
@@ -57,23 +59,24 @@ class Bucket:
             program, background = pickle.loads(spec.template)
             engine = Engine(program, background=background, report_placed=True)
             engine._set_start(start)
+            if spec.guards:  # built once: checked for every pushed atom
+                from ...reasoning.specialise import SchemaGuard
+
+                self.guard = SchemaGuard(spec.guards)
         self.engine, self.watermark = engine, start
 
     def _push(self, spec: JobSpec, name: str, rows: list, t: int) -> None:
         if spec.kind == "query":
             self.engine.push(name, rows, t)
             return
-        if spec.guards:
-            from ...errors import EvaluationError
-            from ...reasoning.specialise import SchemaGuard
-
-            guard = SchemaGuard(spec.guards)
+        guard = self.guard
+        if guard:
             for pred, args in rows:
                 if guard.violates(pred, args):
-                    raise EvaluationError(f"schema atom {pred}({', '.join(map(str, args))}) at {t} in the stream: the"
-                                          " entailment rules were specialised against the background schema, so"
-                                          " schema atoms must be background facts (--background); or use"
-                                          " --no-specialise")
+                    from ...atoms import Atom
+                    from ...reasoning.specialise import SchemaGuard
+
+                    raise SchemaGuard.atom_error(f"{Atom(pred, args)} at {t}")
         self.engine.push(rows, t, name)
 
     def _advance(self, spec: JobSpec, t: int, out: list) -> None:
@@ -216,8 +219,6 @@ def process_group(spec_blob, token: str, key: tuple, frames: Iterator, state) ->
                 for s, ts in pickle.loads(payload).items():
                     times.setdefault(s, set()).update(ts)
             elif kind == CONTROL:
-                import json
-
                 controls.append((int(seq), json.loads(bytes(payload))))
             elif index == 0:  # parse errors and warnings, reported once
                 out.append((int(kind), "", 0, 0, index, bytes(payload)))
